@@ -1,0 +1,1 @@
+//! holm-guest (to come).

@@ -1,0 +1,2 @@
+//! The holm-guest binary.
+fn main() {}

@@ -1,0 +1,1 @@
+//! holm-cli (to come).

@@ -1,0 +1,1 @@
+//! holm-client (to come).

@@ -1,0 +1,1 @@
+//! holm (to come).

@@ -1,0 +1,1 @@
+//! holmd (to come).

@@ -1,0 +1,1 @@
+//! holm-testkit (to come).
