@@ -1,1 +1,54 @@
-//! holm-guest (to come).
+//! `holm-guest`: the agent inside every holm box.
+//!
+//! It is the box's entrypoint. It reads its [`config::Config`] once, starts
+//! and supervises the desktop ([`supervisor`]), and serves the guest API
+//! ([`api`]): screens, screenshots, input, commands, processes and files, all
+//! done in process against the display server.
+
+pub mod api;
+pub mod config;
+pub mod proc;
+pub mod supervisor;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+
+/// What this guest can do, as reported by `GET /v1/info`.
+pub const CAPABILITIES: &[&str] = &[];
+
+/// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
+/// the API on `config.addr`.
+pub async fn run(config: config::Config) -> std::io::Result<()> {
+    proc::init_reaper()?;
+    let listener = TcpListener::bind(config.addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, profile = %config.profile, screens = config.screens.len(), "holm-guest listening");
+    let screens = u8::try_from(config.screens.len()).unwrap_or(1);
+    let supervisor =
+        supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
+    let state = api::AppState {
+        config: Arc::new(config),
+        supervisor: Arc::clone(&supervisor),
+        started: Instant::now(),
+    };
+    let app = api::app(state);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    tracing::info!("shutting down the desktop");
+    supervisor.shutdown(Duration::from_secs(3)).await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

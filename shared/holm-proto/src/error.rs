@@ -51,6 +51,8 @@ pub enum ErrorCode {
     NotFound,
     /// No route has this method and path.
     RouteNotFound,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
     /// A path in the box does not exist.
     FileNotFound,
     /// A directory was found where a file was needed.
@@ -101,6 +103,7 @@ impl ErrorCode {
             | Self::DirectoryNotEmpty
             | Self::Conflict
             | Self::NotRunning => 409,
+            Self::MethodNotAllowed => 405,
             Self::PayloadTooLarge => 413,
             Self::IdempotencyKeyReused => 422,
             Self::Internal => 500,
@@ -118,6 +121,7 @@ impl ErrorCode {
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
             Self::RouteNotFound => "route_not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
             Self::FileNotFound => "file_not_found",
             Self::IsADirectory => "is_a_directory",
             Self::NotADirectory => "not_a_directory",

@@ -195,7 +195,8 @@ impl FromStr for Region {
         let [x, y, w, h] = parts.as_slice() else {
             return Err(format!("region must be x,y,width,height, not {s:?}"));
         };
-        let num = |v: &str| v.parse::<u32>().map_err(|_| format!("region: {v:?} is not a whole number"));
+        let num =
+            |v: &str| v.parse::<u32>().map_err(|_| format!("region: {v:?} is not a whole number"));
         Ok(Self { x: num(x)?, y: num(y)?, width: num(w)?, height: num(h)? })
     }
 }
@@ -915,7 +916,8 @@ mod tests {
     #[test]
     fn screenshot_query_parses_strictly() {
         let q: ScreenshotOptions =
-            strict::from_query("format=jpeg&quality=70&region=0,0,10,10&max_width=640&cursor=true").unwrap();
+            strict::from_query("format=jpeg&quality=70&region=0,0,10,10&max_width=640&cursor=true")
+                .unwrap();
         assert_eq!(q.format, Some(ImageFormat::Jpeg));
         assert_eq!(q.region, Some(Region { x: 0, y: 0, width: 10, height: 10 }));
         assert_eq!(q.cursor, Some(true));
@@ -931,7 +933,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             r.actions[0],
-            Action::Click { x: Some(0), y: Some(0), button: Button::Left, count: 1, modifiers: vec![] }
+            Action::Click {
+                x: Some(0),
+                y: Some(0),
+                button: Button::Left,
+                count: 1,
+                modifiers: vec![]
+            }
         );
         assert_eq!(r.actions[1], Action::Key { key: "ctrl+c".into(), repeat: 1 });
         let err = strict::from_slice::<InputRequest>(
@@ -958,7 +966,10 @@ mod tests {
     #[test]
     fn output_event_is_flat() {
         let e = OutputEvent { cursor: 3, kind: OutputKind::Stdout { data: "x".into() } };
-        assert_eq!(serde_json::to_value(&e).unwrap(), serde_json::json!({"cursor":3,"type":"stdout","data":"x"}));
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"cursor":3,"type":"stdout","data":"x"})
+        );
     }
 
     #[test]

@@ -21,16 +21,23 @@ use crate::error::Issue;
 ///
 /// An empty body is read as `{}`, so a request whose fields are all optional
 /// may be sent without one.
-pub fn from_slice<T: DeserializeOwned + JsonSchema + 'static>(bytes: &[u8]) -> Result<T, Vec<Issue>> {
+pub fn from_slice<T: DeserializeOwned + JsonSchema + 'static>(
+    bytes: &[u8],
+) -> Result<T, Vec<Issue>> {
     let bytes = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { bytes };
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
-        vec![Issue { path: "(body)".into(), problem: format!("not valid JSON: {}", strip_position(&e)) }]
+        vec![Issue {
+            path: "(body)".into(),
+            problem: format!("not valid JSON: {}", strip_position(&e)),
+        }]
     })?;
     from_value(value)
 }
 
 /// Converts a JSON value into `T`, refusing unknown fields.
-pub fn from_value<T: DeserializeOwned + JsonSchema + 'static>(value: Value) -> Result<T, Vec<Issue>> {
+pub fn from_value<T: DeserializeOwned + JsonSchema + 'static>(
+    value: Value,
+) -> Result<T, Vec<Issue>> {
     let schema = schema_of::<T>();
     let mut issues = unknown_fields(&schema, &value);
     match serde_path_to_error::deserialize::<_, T>(value) {
@@ -44,13 +51,17 @@ pub fn from_value<T: DeserializeOwned + JsonSchema + 'static>(value: Value) -> R
 }
 
 /// Parses a URL query string into `T`, refusing unknown parameters.
-pub fn from_query<T: DeserializeOwned + JsonSchema + 'static>(query: &str) -> Result<T, Vec<Issue>> {
+pub fn from_query<T: DeserializeOwned + JsonSchema + 'static>(
+    query: &str,
+) -> Result<T, Vec<Issue>> {
     let schema = schema_of::<T>();
     let walker = Walker { root: &schema };
     let known = walker.properties(&schema);
     let mut issues = Vec::new();
     if let Some(known) = &known {
-        for (key, _) in serde_urlencoded::from_str::<Vec<(String, String)>>(query).unwrap_or_default() {
+        for (key, _) in
+            serde_urlencoded::from_str::<Vec<(String, String)>>(query).unwrap_or_default()
+        {
             if !known.contains_key(key.as_str()) {
                 issues.push(unknown_issue(&key, known.keys().copied()));
             }
@@ -106,7 +117,10 @@ fn issue_from_serde(path: &str, message: &str) -> Issue {
         let field = rest.trim_end_matches('`');
         return Issue { path: join(path, field), problem: "is required".into() };
     }
-    Issue { path: if path.is_empty() { "(body)".into() } else { path.to_owned() }, problem: message.to_owned() }
+    Issue {
+        path: if path.is_empty() { "(body)".into() } else { path.to_owned() },
+        problem: message.to_owned(),
+    }
 }
 
 fn join(path: &str, field: &str) -> String {
@@ -159,7 +173,8 @@ impl<'a> Walker<'a> {
                 }
             }
         }
-        if matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_))) {
+        if matches!(schema.get("additionalProperties"), Some(Value::Bool(true) | Value::Object(_)))
+        {
             return None;
         }
         found.then_some(props)
@@ -200,11 +215,18 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn check_object(&self, schema: &'a Value, map: &Map<String, Value>, path: &mut String, out: &mut Vec<Issue>) {
+    fn check_object(
+        &self,
+        schema: &'a Value,
+        map: &Map<String, Value>,
+        path: &mut String,
+        out: &mut Vec<Issue>,
+    ) {
         let additional = schema.get("additionalProperties").filter(|s| s.is_object());
         let props = self.properties(schema);
         for (key, sub_value) in map {
-            let sub_schema = props.as_ref().and_then(|p| p.get(key.as_str()).copied()).or(additional);
+            let sub_schema =
+                props.as_ref().and_then(|p| p.get(key.as_str()).copied()).or(additional);
             let len = path.len();
             if !path.is_empty() {
                 path.push('.');
@@ -305,8 +327,10 @@ mod tests {
 
     #[test]
     fn accepts_a_valid_body() {
-        let v: Outer = from_slice(br#"{"inner":{"a":1},"acts":[{"type":"move","x":0,"y":3}],"env":{"K":"V"}}"#)
-            .unwrap();
+        let v: Outer = from_slice(
+            br#"{"inner":{"a":1},"acts":[{"type":"move","x":0,"y":3}],"env":{"K":"V"}}"#,
+        )
+        .unwrap();
         assert_eq!(v.acts, vec![Act::Move { x: 0, y: 3 }]);
         assert_eq!(v.env["K"], "V");
     }

@@ -1,0 +1,517 @@
+//! Starts the desktop's components and keeps them running.
+//!
+//! Per screen: Xvfb, then fluxbox, x11vnc and Chromium once Xvfb answers. Each
+//! component runs in a loop: start, probe until ready, wait for the end, back
+//! off, start again. A component that dies takes nobody else down; the ones
+//! that lose their X server end on their own and come back with it.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use holm_proto::guest::{ComponentState, ComponentStatus, HealthStatus};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, Size};
+use crate::proc;
+
+/// How a component shows it is ready.
+#[derive(Debug, Clone)]
+pub enum Probe {
+    /// The X display accepts a connection.
+    XDisplay(String),
+    /// A window manager has announced itself on the display (EWMH).
+    WindowManager(String),
+    /// A TCP port on loopback answers with this banner prefix.
+    Tcp { port: u16, banner: &'static [u8] },
+    /// An HTTP GET on loopback answers 200.
+    Http { port: u16, path: &'static str },
+}
+
+/// What to run for one component.
+pub struct ComponentSpec {
+    /// Such as `xvfb`.
+    pub name: &'static str,
+    /// The screen it serves.
+    pub screen: u8,
+    /// Builds the command for each start.
+    pub command: Box<dyn Fn() -> Command + Send + Sync>,
+    /// How to tell it is ready.
+    pub probe: Probe,
+    /// Wait for this screen's X server before starting.
+    pub needs_display: bool,
+}
+
+impl std::fmt::Debug for ComponentSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComponentSpec")
+            .field("name", &self.name)
+            .field("screen", &self.screen)
+            .finish()
+    }
+}
+
+/// The most recent lines a component wrote, kept for diagnosis.
+const LOG_LINES: usize = 40;
+
+struct Component {
+    spec: ComponentSpec,
+    status: Mutex<ComponentStatus>,
+    log: Mutex<VecDeque<String>>,
+}
+
+/// The running set of components.
+pub struct Supervisor {
+    components: Vec<Arc<Component>>,
+    displays: Vec<watch::Receiver<bool>>,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor").field("components", &self.components.len()).finish()
+    }
+}
+
+impl Supervisor {
+    /// The components of an X11 desktop for `config`.
+    pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {
+        let mut specs = Vec::new();
+        for (i, size) in config.screens.iter().enumerate() {
+            let screen = u8::try_from(i).expect("at most 6 screens");
+            let display = config.display(screen);
+            let home = config.home.clone();
+            specs.push(xvfb(screen, &display, *size));
+            specs.push(fluxbox(screen, &display, home.clone()));
+            if config.vnc {
+                specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
+            }
+            if let Some(bin) = &config.chromium {
+                let profile = config.state_dir.join(format!("chromium-{screen}"));
+                specs.push(chromium(
+                    screen,
+                    &display,
+                    *size,
+                    bin.clone(),
+                    profile,
+                    config.devtools_port(screen),
+                    home,
+                ));
+            }
+        }
+        specs
+    }
+
+    /// Starts every component. Returns at once; they start in the background.
+    pub fn start(specs: Vec<ComponentSpec>, screens: u8) -> Arc<Self> {
+        let cancel = CancellationToken::new();
+        let mut senders = Vec::new();
+        let mut displays = Vec::new();
+        for _ in 0..screens {
+            let (tx, rx) = watch::channel(false);
+            senders.push(tx);
+            displays.push(rx);
+        }
+        let senders = Arc::new(senders);
+        let components: Vec<Arc<Component>> = specs
+            .into_iter()
+            .map(|spec| {
+                let status = ComponentStatus {
+                    name: spec.name.to_owned(),
+                    screen: spec.screen,
+                    state: ComponentState::Starting,
+                    pid: None,
+                    restarts: 0,
+                    last_exit: None,
+                    ready_ms: None,
+                };
+                Arc::new(Component {
+                    spec,
+                    status: Mutex::new(status),
+                    log: Mutex::new(VecDeque::new()),
+                })
+            })
+            .collect();
+        for c in &components {
+            let c = Arc::clone(c);
+            let cancel = cancel.clone();
+            let senders = Arc::clone(&senders);
+            let display = displays[usize::from(c.spec.screen)].clone();
+            tokio::spawn(async move { run(c, display, senders, cancel).await });
+        }
+        Arc::new(Self { components, displays, cancel })
+    }
+
+    /// Each component's status.
+    pub fn statuses(&self) -> Vec<ComponentStatus> {
+        self.components
+            .iter()
+            .map(|c| c.status.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .collect()
+    }
+
+    /// The overall state.
+    pub fn health(&self) -> HealthStatus {
+        let statuses = self.statuses();
+        if statuses
+            .iter()
+            .all(|s| matches!(s.state, ComponentState::Ready | ComponentState::Disabled))
+        {
+            HealthStatus::Ready
+        } else if statuses.iter().any(|s| s.state == ComponentState::Restarting || s.restarts > 0) {
+            HealthStatus::Degraded
+        } else {
+            HealthStatus::Starting
+        }
+    }
+
+    /// Whether screen `index`'s X server answers.
+    pub fn display_ready(&self, index: u8) -> bool {
+        self.displays.get(usize::from(index)).is_some_and(|rx| *rx.borrow())
+    }
+
+    /// Waits until screen `index`'s X server answers, up to `timeout`.
+    pub async fn wait_display(&self, index: u8, timeout: Duration) -> bool {
+        let Some(rx) = self.displays.get(usize::from(index)) else { return false };
+        let mut rx = rx.clone();
+        tokio::time::timeout(timeout, rx.wait_for(|ready| *ready)).await.is_ok_and(|r| r.is_ok())
+    }
+
+    /// The last lines a component wrote.
+    pub fn log(&self, name: &str, screen: u8) -> Option<Vec<String>> {
+        self.components
+            .iter()
+            .find(|c| c.spec.name == name && c.spec.screen == screen)
+            .map(|c| c.log.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect())
+    }
+
+    /// Stops every component: SIGTERM, then SIGKILL after `grace`.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.cancel.cancel();
+        let pids: Vec<u32> = self.statuses().iter().filter_map(|s| s.pid).collect();
+        for pid in &pids {
+            let _ = proc::kill_group(*pid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline && self.statuses().iter().any(|s| s.pid.is_some()) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for s in self.statuses() {
+            if let Some(pid) = s.pid {
+                let _ = proc::kill_group(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+async fn run(
+    c: Arc<Component>,
+    mut display: watch::Receiver<bool>,
+    senders: Arc<Vec<watch::Sender<bool>>>,
+    cancel: CancellationToken,
+) {
+    let name = c.spec.name;
+    let screen = c.spec.screen;
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        if c.spec.needs_display {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                r = display.wait_for(|ready| *ready) => if r.is_err() { return },
+            }
+        }
+        let started = Instant::now();
+        let mut cmd = (c.spec.command)();
+        cmd.stdin(Stdio::null());
+        let spawned = match std::io::pipe() {
+            Ok((reader, writer)) => {
+                let writer2 = writer.try_clone();
+                cmd.stdout(writer);
+                if let Ok(w) = writer2 {
+                    cmd.stderr(w);
+                }
+                let result = proc::spawn(&mut cmd);
+                // Drop our copies of the write end (held inside `cmd`).
+                drop(cmd);
+                result.map(|s| (s, reader))
+            }
+            Err(e) => Err(e),
+        };
+        let (spawned, reader) = match spawned {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(component = name, screen, error = %e, "cannot start");
+                set(&c, |s| {
+                    s.state = ComponentState::Restarting;
+                    s.last_exit = Some(format!("cannot start: {e}"));
+                });
+                tokio::select! {
+                    _ = cancel.cancelled() => return,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        let pid = spawned.pid;
+        tracing::info!(component = name, screen, pid, "started");
+        set(&c, |s| {
+            s.state = ComponentState::Starting;
+            s.pid = Some(pid);
+        });
+        tokio::spawn(collect_log(Arc::clone(&c), reader));
+
+        let mut exit = spawned.exit;
+        let probe = probe_until_ready(c.spec.probe.clone());
+        tokio::pin!(probe);
+        let status = loop {
+            tokio::select! {
+                status = &mut exit => break status.ok(),
+                () = &mut probe, if c.status.lock().unwrap_or_else(|e| e.into_inner()).state == ComponentState::Starting => {
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    tracing::info!(component = name, screen, ready_ms = ms, "ready");
+                    set(&c, |s| {
+                        s.state = ComponentState::Ready;
+                        s.ready_ms = Some(ms);
+                    });
+                    if name == "xvfb" {
+                        let _ = senders[usize::from(screen)].send(true);
+                    }
+                }
+                _ = cancel.cancelled() => {
+                    let _ = proc::kill_group(pid, libc::SIGTERM);
+                    let status = tokio::time::timeout(Duration::from_secs(2), &mut exit).await;
+                    if status.is_err() {
+                        let _ = proc::kill_group(pid, libc::SIGKILL);
+                    }
+                    set(&c, |s| s.pid = None);
+                    return;
+                }
+            }
+        };
+        drop(spawned.child);
+        if name == "xvfb" {
+            let _ = senders[usize::from(screen)].send(false);
+        }
+        let why = status.map_or_else(|| "ended".to_owned(), proc::describe_exit);
+        tracing::warn!(component = name, screen, pid, why, "ended; restarting");
+        // Whatever it started in its group goes with it.
+        let _ = proc::kill_group(pid, libc::SIGKILL);
+        set(&c, |s| {
+            s.state = ComponentState::Restarting;
+            s.pid = None;
+            s.restarts += 1;
+            s.last_exit = Some(why.clone());
+        });
+        if started.elapsed() > Duration::from_secs(30) {
+            backoff = Duration::from_millis(200);
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            () = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+fn set(c: &Component, f: impl FnOnce(&mut ComponentStatus)) {
+    f(&mut c.status.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+async fn collect_log(c: Arc<Component>, reader: std::io::PipeReader) {
+    let fd: std::os::fd::OwnedFd = reader.into();
+    let Ok(rx) = tokio::net::unix::pipe::Receiver::from_owned_fd(fd) else { return };
+    let mut lines = BufReader::new(rx).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(component = c.spec.name, screen = c.spec.screen, "{line}");
+        let mut log = c.log.lock().unwrap_or_else(|e| e.into_inner());
+        if log.len() == LOG_LINES {
+            log.pop_front();
+        }
+        log.push_back(line);
+    }
+}
+
+/// Resolves once the probe succeeds. Polls with a short, growing interval.
+async fn probe_until_ready(probe: Probe) {
+    let mut interval = Duration::from_millis(5);
+    loop {
+        if check(&probe).await {
+            return;
+        }
+        tokio::time::sleep(interval).await;
+        interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
+async fn check(probe: &Probe) -> bool {
+    match probe.clone() {
+        Probe::XDisplay(display) => {
+            tokio::task::spawn_blocking(move || x11rb::connect(Some(&display)).is_ok())
+                .await
+                .unwrap_or(false)
+        }
+        Probe::WindowManager(display) => {
+            tokio::task::spawn_blocking(move || wm_present(&display)).await.unwrap_or(false)
+        }
+        Probe::Tcp { port, banner } => tcp_banner(port, banner).await,
+        Probe::Http { port, path } => http_ok(port, path).await,
+    }
+}
+
+fn wm_present(display: &str) -> bool {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
+    let Ok((conn, screen)) = x11rb::connect(Some(display)) else { return false };
+    let root = conn.setup().roots[screen].root;
+    let Ok(Ok(reply)) = conn.intern_atom(true, b"_NET_SUPPORTING_WM_CHECK").map(|c| c.reply())
+    else {
+        return false;
+    };
+    let atom = reply.atom;
+    if atom == 0 {
+        return false;
+    }
+    let Ok(cookie) = conn.get_property(false, root, atom, AtomEnum::WINDOW, 0, 1) else {
+        return false;
+    };
+    cookie.reply().is_ok_and(|r| r.value_len > 0)
+}
+
+async fn tcp_banner(port: u16, banner: &[u8]) -> bool {
+    use tokio::io::AsyncReadExt;
+    let Ok(Ok(mut stream)) = tokio::time::timeout(
+        Duration::from_secs(1),
+        tokio::net::TcpStream::connect(("127.0.0.1", port)),
+    )
+    .await
+    else {
+        return false;
+    };
+    let mut buf = vec![0u8; banner.len()];
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), stream.read_exact(&mut buf)).await,
+        Ok(Ok(_))
+    ) && buf == banner
+}
+
+async fn http_ok(port: u16, path: &str) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let attempt = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+        // Chromium closes HTTP/1.0 connections without answering.
+        let req =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+        stream.write_all(req.as_bytes()).await.ok()?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.ok()?;
+        Some(head.starts_with(b"HTTP/1.") && &head[9..12] == b"200")
+    };
+    matches!(tokio::time::timeout(Duration::from_secs(1), attempt).await, Ok(Some(true)))
+}
+
+fn xvfb(screen: u8, display: &str, size: Size) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "xvfb",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new("Xvfb");
+            cmd.arg(&d)
+                .args(["-screen", "0", &format!("{}x{}x24", size.width, size.height)])
+                .args(["-nolisten", "tcp", "-noreset", "-ac", "-dpi", "96"]);
+            cmd
+        }),
+        probe: Probe::XDisplay(display.to_owned()),
+        needs_display: false,
+    }
+}
+
+fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "fluxbox",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new("fluxbox");
+            cmd.env("DISPLAY", &d).env("HOME", &home);
+            cmd
+        }),
+        probe: Probe::WindowManager(display.to_owned()),
+        needs_display: true,
+    }
+}
+
+fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "x11vnc",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new("x11vnc");
+            cmd.env("HOME", &home).args(["-display", &d, "-rfbport", &port.to_string()]).args([
+                "-localhost",
+                "-forever",
+                "-shared",
+                "-nopw",
+                "-quiet",
+                "-noxrecord",
+            ]);
+            cmd
+        }),
+        probe: Probe::Tcp { port, banner: b"RFB " },
+        needs_display: true,
+    }
+}
+
+fn chromium(
+    screen: u8,
+    display: &str,
+    size: Size,
+    bin: PathBuf,
+    profile: PathBuf,
+    port: u16,
+    home: PathBuf,
+) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "chromium",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new(&bin);
+            cmd.env("DISPLAY", &d)
+                .env("HOME", &home)
+                .arg(format!("--user-data-dir={}", profile.display()))
+                .arg("--remote-debugging-address=127.0.0.1")
+                .arg(format!("--remote-debugging-port={port}"))
+                .arg(format!("--window-size={},{}", size.width, size.height))
+                .args([
+                    "--window-position=0,0",
+                    "--start-maximized",
+                    // The box is the sandbox; `--test-type` hides the bar that
+                    // `--no-sandbox` would show, which would shift coordinates.
+                    "--no-sandbox",
+                    "--test-type",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--no-default-browser-check",
+                    "--disable-dev-shm-usage",
+                    "--disable-gpu",
+                    "--password-store=basic",
+                    "--hide-crash-restore-bubble",
+                    "--noerrdialogs",
+                    "--disable-features=Translate,MediaRouter",
+                    "about:blank",
+                ]);
+            cmd
+        }),
+        probe: Probe::Http { port, path: "/json/version" },
+        needs_display: true,
+    }
+}

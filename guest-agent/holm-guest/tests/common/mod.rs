@@ -1,0 +1,275 @@
+//! A real guest for integration tests: the `holm-guest` binary, started with
+//! its own X display numbers and ports so tests run side by side, and killed
+//! (with its whole desktop) when the handle drops.
+//!
+//! The tests need the real Xvfb, fluxbox and x11vnc; when one is missing they
+//! fail with a message that says what to install. They never skip.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Screens, 1 to 6.
+    pub screens: u8,
+    /// `HOLM_SCREEN_SIZES`.
+    pub sizes: String,
+    /// Run Chromium.
+    pub chromium: bool,
+    /// Run x11vnc.
+    pub vnc: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { screens: 1, sizes: "1280x800".into(), chromium: false, vnc: false }
+    }
+}
+
+/// A running guest.
+#[derive(Debug)]
+pub struct Guest {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The bearer secret.
+    pub secret: String,
+    /// An HTTP client.
+    pub http: reqwest::Client,
+    /// The X display of screen `i` is `:display_base + i`.
+    pub display_base: u16,
+    /// The first VNC port.
+    pub vnc_port_base: u16,
+    /// The first DevTools port.
+    pub devtools_port_base: u16,
+    /// The guest's home directory, a temporary directory.
+    pub home: PathBuf,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+/// Fails the test unless every program is installed.
+pub fn require_programs(programs: &[&str]) {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let missing: Vec<&&str> = programs
+        .iter()
+        .filter(|p| !path.split(':').any(|d| Path::new(d).join(p).is_file()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "these tests need {missing:?}; on Debian: apt-get install xvfb fluxbox x11vnc xterm chromium (or run .ci/run)"
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A display base with `n` free display numbers after it.
+fn free_display_base(n: u16) -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    // Spread test processes apart by pid, tests within one process by a counter.
+    let start = 100 + (std::process::id() % 400) as u16 * 8;
+    loop {
+        let base = start + NEXT.fetch_add(n, Ordering::SeqCst) % 4000;
+        let free = (0..n).all(|i| {
+            let d = base + i;
+            !Path::new(&format!("/tmp/.X{d}-lock")).exists()
+                && !Path::new(&format!("/tmp/.X11-unix/X{d}")).exists()
+        });
+        if free {
+            return base;
+        }
+    }
+}
+
+/// Ports `base..base+n` that are free now.
+fn free_port_range(n: u16) -> u16 {
+    loop {
+        let base = free_port();
+        if base < 65000 && (0..n).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+}
+
+impl Guest {
+    /// Starts a guest and waits until its screens answer.
+    pub async fn start(opts: Options) -> Self {
+        let mut programs = vec!["Xvfb", "fluxbox"];
+        if opts.vnc {
+            programs.push("x11vnc");
+        }
+        if opts.chromium {
+            programs.push("chromium");
+        }
+        require_programs(&programs);
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let port = free_port();
+        let display_base = free_display_base(u16::from(opts.screens));
+        let vnc_port_base = free_port_range(u16::from(opts.screens));
+        let devtools_port_base = free_port_range(u16::from(opts.screens));
+        let secret = format!("test-secret-{}-{}", std::process::id(), port);
+        let onoff = |b: bool| if b { "on" } else { "off" };
+        let log = std::fs::File::create(home.join("guest.log")).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_holm-guest"))
+            .env("HOLM_BOX_SECRET", &secret)
+            .env("HOLM_GUEST_ADDR", format!("127.0.0.1:{port}"))
+            .env("HOLM_SCREENS", opts.screens.to_string())
+            .env("HOLM_SCREEN_SIZES", &opts.sizes)
+            .env("HOLM_DISPLAY_BASE", display_base.to_string())
+            .env("HOLM_VNC_PORT_BASE", vnc_port_base.to_string())
+            .env("HOLM_DEVTOOLS_PORT_BASE", devtools_port_base.to_string())
+            .env("HOLM_CHROMIUM", onoff(opts.chromium))
+            .env("HOLM_VNC", onoff(opts.vnc))
+            .env("HOLM_HOME", &home)
+            .env("RUST_LOG", "holm_guest=debug")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start holm-guest");
+        let guest = Self {
+            url: format!("http://127.0.0.1:{port}"),
+            secret,
+            http: reqwest::Client::new(),
+            display_base,
+            vnc_port_base,
+            devtools_port_base,
+            home,
+            child,
+            _dir: dir,
+        };
+        guest
+            .wait_until(Duration::from_secs(30), |h| {
+                h["components"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["name"] == "xvfb")
+                    .all(|c| c["state"] == "ready")
+            })
+            .await;
+        guest
+    }
+
+    /// Polls `/health` until `pred` holds, or panics with the guest's log.
+    pub async fn wait_until(
+        &self,
+        timeout: Duration,
+        pred: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + timeout;
+        let mut last = serde_json::Value::Null;
+        while Instant::now() < deadline {
+            if let Ok(r) = self.http.get(format!("{}/health", self.url)).send().await {
+                if let Ok(h) = r.json::<serde_json::Value>().await {
+                    if pred(&h) {
+                        return h;
+                    }
+                    last = h;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!(
+            "guest did not reach the state in {timeout:?}; last health: {last}\nlog:\n{}",
+            self.log()
+        );
+    }
+
+    /// The guest's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.home.join("guest.log")).unwrap_or_default()
+    }
+
+    /// The X display name of screen `i`.
+    pub fn display(&self, i: u8) -> String {
+        format!(":{}", self.display_base + u16::from(i))
+    }
+
+    /// A request with the secret.
+    pub fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.url)).bearer_auth(&self.secret)
+    }
+
+    /// GET with the secret.
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.req(reqwest::Method::GET, path)
+    }
+
+    /// POST with the secret.
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.req(reqwest::Method::POST, path)
+    }
+
+    /// PUT with the secret.
+    pub fn put(&self, path: &str) -> reqwest::RequestBuilder {
+        self.req(reqwest::Method::PUT, path)
+    }
+
+    /// Starts an X client on screen `i` (outside the guest) that ends with the test.
+    pub fn x_client(&self, i: u8, program: &str, args: &[&str]) -> XClient {
+        require_programs(&[program]);
+        let child = Command::new(program)
+            .args(args)
+            .env("DISPLAY", self.display(i))
+            .env("HOME", &self.home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {program}: {e}"));
+        XClient(child)
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        // SIGTERM lets the guest stop its desktop; then make sure.
+        // SAFETY: kill takes plain integers.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An X client started by a test; killed on drop.
+#[derive(Debug)]
+pub struct XClient(pub Child);
+
+impl Drop for XClient {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics after `timeout`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}

@@ -1,0 +1,107 @@
+//! The guest supervises its desktop: components come up, report readiness,
+//! and come back when they die. The API refuses requests without the secret.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Guest, Options};
+
+#[tokio::test]
+async fn components_become_ready_and_health_needs_no_secret() {
+    let g = Guest::start(Options { vnc: true, ..Options::default() }).await;
+    let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let names: Vec<&str> = health["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["xvfb", "fluxbox", "x11vnc"]);
+    // x11vnc answers the RFB handshake on loopback.
+    use tokio::io::AsyncReadExt;
+    let mut s = tokio::net::TcpStream::connect(("127.0.0.1", g.vnc_port_base)).await.unwrap();
+    let mut banner = [0u8; 12];
+    s.read_exact(&mut banner).await.unwrap();
+    assert!(banner.starts_with(b"RFB 003."), "{banner:?}");
+}
+
+#[tokio::test]
+async fn a_killed_component_comes_back() {
+    let g = Guest::start(Options::default()).await;
+    let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let wm = &health["components"][1];
+    assert_eq!(wm["name"], "fluxbox");
+    let pid = wm["pid"].as_i64().unwrap() as i32;
+    // SAFETY: kill takes plain integers.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let health = g
+        .wait_until(Duration::from_secs(30), |h| {
+            let c = &h["components"][1];
+            c["restarts"] == 1 && c["state"] == "ready" && c["pid"].as_i64() != Some(i64::from(pid))
+        })
+        .await;
+    assert_eq!(health["components"][1]["last_exit"], "signal SIGKILL");
+}
+
+#[tokio::test]
+async fn a_killed_x_server_comes_back_with_its_clients() {
+    let g = Guest::start(Options::default()).await;
+    let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let pid = health["components"][0]["pid"].as_i64().unwrap() as i32;
+    // SAFETY: kill takes plain integers.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    g.wait_until(Duration::from_secs(30), |h| {
+        h["status"] == "ready"
+            && h["components"][0]["restarts"] == 1
+            && h["components"][1]["restarts"].as_u64() >= Some(1)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn chromium_answers_devtools_on_loopback() {
+    let g = Guest::start(Options { chromium: true, ..Options::default() }).await;
+    g.wait_until(Duration::from_secs(60), |h| h["status"] == "ready").await;
+    let v: serde_json::Value = g
+        .http
+        .get(format!("http://127.0.0.1:{}/json/version", g.devtools_port_base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(v["Browser"].as_str().unwrap().contains("Chrome"), "{v}");
+}
+
+#[tokio::test]
+async fn every_route_but_health_needs_the_secret() {
+    let g = Guest::start(Options::default()).await;
+    for path in ["/v1/info", "/v1/screens", "/v1/nothing-here"] {
+        let r = g.http.get(format!("{}{path}", g.url)).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+        assert!(r.headers().contains_key("x-request-id"));
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "unauthorized");
+        assert!(body["error"]["request_id"].as_str().unwrap().starts_with("req_"));
+        let r = g
+            .http
+            .get(format!("{}{path}", g.url))
+            .bearer_auth("wrong-secret-wrong-secret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
+    let r = g.get("/v1/info").send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let info: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(info["screens"][0]["width"], 1280);
+    let r = g.get("/v1/nothing-here").header("x-request-id", "req_mine").send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["x-request-id"], "req_mine");
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "route_not_found");
+    assert_eq!(body["error"]["request_id"], "req_mine");
+}
