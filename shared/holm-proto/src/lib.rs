@@ -9,6 +9,7 @@
 
 pub mod error;
 pub mod guest;
+pub mod host;
 pub mod keys;
 pub mod strict;
 

@@ -1,0 +1,311 @@
+//! The server API: what `holmd` serves under `/v1`.
+//!
+//! Box routes under `/v1/boxes/{id}/…` forward to the box's guest and answer
+//! the guest's types ([`crate::guest`]).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::guest::{Profile, Screen};
+
+/// `GET /v1/health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerHealth {
+    /// Always `ok` when the server answers.
+    pub status: String,
+    /// The server's version.
+    pub version: String,
+}
+
+/// Where a runtime runs its boxes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// On the server's own machine.
+    Host,
+    /// At a cloud vendor.
+    Remote,
+}
+
+/// What a box is isolated by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Environment {
+    /// Shares the host kernel, in its own namespaces.
+    Container,
+    /// Has its own kernel.
+    Microvm,
+    /// A full virtual machine.
+    Vm,
+    /// The provider does not say.
+    Unknown,
+}
+
+/// Whether a runtime can take boxes now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeState {
+    /// It answers.
+    Available,
+    /// It does not; `reason` says why.
+    Unavailable,
+}
+
+/// What a runtime can do. A request it cannot do is refused before a box starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct Can {
+    /// Pause a box with its memory kept.
+    pub pause: bool,
+    /// Stop a box with its files kept, and start it again.
+    pub stop: bool,
+    /// Copy a box into a new one.
+    pub fork: bool,
+    /// Keep a browser profile on a named volume.
+    pub browser_profile: bool,
+    /// The most screens a box may have.
+    pub screens: u8,
+    /// Run Wayland boxes.
+    pub wayland: bool,
+    /// Set memory and CPUs per box.
+    pub resources: bool,
+}
+
+/// A runtime, as `GET /v1/runtimes` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeInfo {
+    /// The name boxes use to pick it.
+    pub name: String,
+    /// The engine or vendor behind it, such as `docker` or `e2b`.
+    pub provider: String,
+    /// Host or remote.
+    pub place: Place,
+    /// Container, microVM, VM or unknown.
+    pub environment: Environment,
+    /// Whether it takes boxes now.
+    pub state: RuntimeState,
+    /// Why it is unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether a box that names no runtime goes here.
+    pub default: bool,
+    /// What it can do.
+    pub can: Can,
+    /// The lifetime of a box that asks for none, in seconds.
+    pub lifetime_secs: u64,
+    /// The longest lifetime a box may ask for, in seconds.
+    pub max_lifetime_secs: u64,
+    /// The names of the secrets it holds, never their values.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+}
+
+/// What a box is: its desktop and what is installed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BoxSpec {
+    /// A name of your own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// How many screens, 1 to 6 (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screens: Option<u8>,
+    /// The size of every screen, such as `1280x800` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_size: Option<String>,
+    /// The display server (default `x11`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<Profile>,
+    /// Apps from the catalogue, such as `vscode` or `gimp`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<String>,
+    /// Debian packages to install.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+    /// Run Chromium on each screen (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<bool>,
+    /// Labels of your own, up to 32.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Where a box runs and for how long.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Placement {
+    /// The runtime (default: the server's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Memory, such as `4g` or `512m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// CPUs, such as `2` or `0.5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// The box is removed this many seconds after it is created (at least 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_after_secs: Option<u64>,
+    /// The box is removed when no command came through the server for this
+    /// many seconds (at least 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_secs: Option<u64>,
+}
+
+/// `POST /v1/boxes`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CreateBox {
+    /// What the box is.
+    #[serde(default)]
+    pub spec: BoxSpec,
+    /// Where it runs.
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// Where a box is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BoxState {
+    /// Its image is being prepared or its machine made.
+    Creating,
+    /// Its machine runs; the desktop is coming up.
+    Starting,
+    /// The desktop answers.
+    Running,
+    /// Paused with its memory kept.
+    Paused,
+    /// Stopped with its files kept.
+    Stopped,
+    /// The server cannot reach it through its runtime; `reason` says why.
+    Unreachable,
+    /// It could not be made; `reason` says why.
+    Failed,
+    /// It is gone.
+    Removed,
+}
+
+impl BoxState {
+    /// Whether the box can still change state (not failed or removed).
+    pub fn is_live(self) -> bool {
+        !matches!(self, Self::Failed | Self::Removed)
+    }
+}
+
+/// A box, as the server shows it. Its secret is never shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BoxInfo {
+    /// The box's id, such as `box_7hq3k2m9x4`.
+    pub id: String,
+    /// Its runtime.
+    pub runtime: String,
+    /// Where it is in its life.
+    pub state: BoxState,
+    /// Why it is `failed` or `unreachable`, or why it was removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it is.
+    pub spec: BoxSpec,
+    /// The image it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Its screens, once known.
+    #[serde(default)]
+    pub screens: Vec<Screen>,
+    /// When it was created, in RFC 3339.
+    pub created_at: String,
+    /// When the server removes it, in RFC 3339.
+    pub expires_at: String,
+    /// The idle timeout, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_secs: Option<u64>,
+}
+
+/// The query of `GET /v1/boxes`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListBoxes {
+    /// Where the previous page ended.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// 1 to 100 (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only boxes in this state.
+    #[serde(default)]
+    pub state: Option<BoxState>,
+}
+
+/// The query of `POST /v1/boxes` and `GET /v1/boxes/{id}`: wait on the server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WaitQuery {
+    /// Answer once the box is in this state (or has failed).
+    #[serde(default)]
+    pub wait_for: Option<BoxState>,
+    /// The longest wait, in seconds (default 120, at most 900).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+/// `POST /v1/images/build`, also the body of `holm image build`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BuildImage {
+    /// The runtime whose engine builds the image (default: the default runtime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Apps from the catalogue.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<String>,
+    /// Debian packages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<String>,
+}
+
+/// One line of an image build's NDJSON progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BuildEvent {
+    /// A line of build output.
+    Progress {
+        /// The text.
+        message: String,
+    },
+    /// The image is ready; the last event.
+    Done {
+        /// The image's tag.
+        image: String,
+        /// Whether it existed already, so nothing was built.
+        cached: bool,
+    },
+    /// The build failed; the last event.
+    Error {
+        /// What went wrong.
+        error: crate::error::ApiError,
+    },
+}
+
+/// An image holm built, as `holm image ls` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ImageInfo {
+    /// The tag, such as `holm-box:1f2e3d4c5b6a7980`.
+    pub image: String,
+    /// The runtime whose engine has it.
+    pub runtime: String,
+    /// Its apps.
+    pub apps: Vec<String>,
+    /// Its packages.
+    pub packages: Vec<String>,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was built, in RFC 3339.
+    pub created_at: Option<String>,
+}
+
+/// An app of the catalogue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppInfo {
+    /// The name to pass to `--app`.
+    pub name: String,
+    /// What it is.
+    pub description: String,
+    /// It comes from a third-party repository that must be reachable at build time.
+    pub third_party: bool,
+}
