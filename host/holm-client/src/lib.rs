@@ -1,1 +1,32 @@
-//! holm-client (to come).
+//! Typed async clients of holm.
+//!
+//! - [`Client`] talks to `holmd`: runtimes, boxes, images.
+//! - [`BoxClient`] drives one box: screens, input, commands, processes and
+//!   files. The same client works through holmd (`Client::boxed`) and straight
+//!   against a box's guest ([`BoxClient::guest`]), because holmd forwards its
+//!   box routes to the guest path for path.
+
+mod boxes;
+mod error;
+mod server;
+
+pub use boxes::{BoxClient, Screenshot};
+pub use error::{ClientError, Result};
+pub use holm_proto as proto;
+pub use server::Client;
+
+use std::sync::Once;
+
+/// Builds the HTTP client every holm client uses.
+pub(crate) fn http() -> reqwest::Client {
+    static PROVIDER: Once = Once::new();
+    PROVIDER.call_once(|| {
+        // Another part of the process may have chosen a provider already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .pool_idle_timeout(std::time::Duration::from_secs(60))
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}

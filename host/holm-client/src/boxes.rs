@@ -1,0 +1,377 @@
+//! [`BoxClient`]: one box's desktop, commands, processes and files.
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt, TryStreamExt};
+use holm_proto::guest::{
+    Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo, FileStat, Health, Info,
+    InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page, ProcessInfo, ProcessStart, Region,
+    RemoveRequest, RenameRequest, Screen, ScreenshotMeta, ScreenshotOptions, SignalName, SignalRequest, headers,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ClientError, Result, check, transport};
+
+/// A screenshot: the raw image and what its headers said.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    /// The encoded image.
+    pub bytes: Bytes,
+    /// Format, size, scale, region and frame hash.
+    pub meta: ScreenshotMeta,
+    /// The pointer position, when the server said.
+    pub cursor: Option<(i32, i32)>,
+    /// After input with `settle`: whether the screen stopped changing in time.
+    pub settled: Option<bool>,
+}
+
+/// Drives one box, through holmd or straight against its guest.
+#[derive(Debug, Clone)]
+pub struct BoxClient {
+    http: reqwest::Client,
+    /// The API prefix: `http://HOST:PORT/v1` for a guest, or
+    /// `http://SERVER/v1/boxes/ID` through holmd.
+    base: String,
+    /// The guest's root URL, for `/health` (guest only).
+    root: Option<String>,
+    token: Option<String>,
+}
+
+impl BoxClient {
+    /// A client straight against a guest at `url` (such as
+    /// `http://127.0.0.1:49153`) with the box's secret.
+    pub fn guest(url: &str, secret: &str) -> Self {
+        let root = url.trim_end_matches('/').to_owned();
+        Self { http: crate::http(), base: format!("{root}/v1"), root: Some(root), token: Some(secret.to_owned()) }
+    }
+
+    /// A client whose routes start at `base`, with a bearer token.
+    pub(crate) fn with_base(http: reqwest::Client, base: String, token: Option<String>) -> Self {
+        Self { http, base, root: None, token }
+    }
+
+    /// The API prefix this client calls.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> (String, reqwest::RequestBuilder) {
+        let url = format!("{}{path}", self.base);
+        let mut rb = self.http.request(method, &url);
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t);
+        }
+        (url, rb)
+    }
+
+    async fn send(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        let response = rb.send().await.map_err(transport(url))?;
+        check(url, response).await
+    }
+
+    async fn json<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
+        let response = self.send(url, rb).await?;
+        response.json::<T>().await.map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
+    }
+
+    async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+        let (url, rb) = self.request(reqwest::Method::GET, path);
+        self.json(&url, rb).await
+    }
+
+    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
+        let (url, rb) = self.request(reqwest::Method::POST, path);
+        self.json(&url, rb.json(body)).await
+    }
+
+    /// The guest's health, without a credential (guest clients only).
+    pub async fn health(&self) -> Result<Health> {
+        let root = self.root.as_deref().ok_or_else(|| ClientError::Protocol {
+            url: self.base.clone(),
+            message: "health is asked of a guest; through holmd, get the box".into(),
+        })?;
+        let url = format!("{root}/health");
+        let rb = self.http.get(&url);
+        self.json(&url, rb).await
+    }
+
+    /// Version, screens and capabilities.
+    pub async fn info(&self) -> Result<Info> {
+        self.get_json("/info").await
+    }
+
+    /// The screens.
+    pub async fn screens(&self) -> Result<Vec<Screen>> {
+        Ok(self.get_json::<Page<Screen>>("/screens").await?.data)
+    }
+
+    /// Where the pointer is on `screen`.
+    pub async fn cursor(&self, screen: u8) -> Result<CursorPosition> {
+        self.get_json(&format!("/screens/{screen}/cursor")).await
+    }
+
+    /// A screenshot of `screen`.
+    pub async fn screenshot(&self, screen: u8, options: &ScreenshotOptions) -> Result<Screenshot> {
+        let (url, rb) = self.request(reqwest::Method::GET, &format!("/screens/{screen}/screenshot"));
+        let response = self.send(&url, rb.query(&screenshot_query(options))).await?;
+        read_screenshot(&url, response).await
+    }
+
+    /// Runs input actions on `screen`.
+    pub async fn input(&self, screen: u8, request: &InputRequest) -> Result<InputResult> {
+        let mut request = request.clone();
+        request.screenshot = None;
+        self.post_json(&format!("/screens/{screen}/input"), &request).await
+    }
+
+    /// Runs input actions, waits as asked, and answers the screenshot after
+    /// them: act-then-see in one call.
+    pub async fn act_and_see(&self, screen: u8, request: &InputRequest) -> Result<Screenshot> {
+        let mut request = request.clone();
+        request.screenshot.get_or_insert_with(ScreenshotOptions::default);
+        let (url, rb) = self.request(reqwest::Method::POST, &format!("/screens/{screen}/input"));
+        let response = self.send(&url, rb.json(&request)).await?;
+        read_screenshot(&url, response).await
+    }
+
+    /// Clicks at a point of `screen` with the left button.
+    pub async fn click(&self, screen: u8, x: i32, y: i32) -> Result<InputResult> {
+        self.actions(
+            screen,
+            vec![Action::Click { x: Some(x), y: Some(y), button: Button::Left, count: 1, modifiers: vec![] }],
+        )
+        .await
+    }
+
+    /// Types text on `screen`.
+    pub async fn type_text(&self, screen: u8, text: &str) -> Result<InputResult> {
+        self.actions(screen, vec![Action::Type { text: text.to_owned() }]).await
+    }
+
+    /// Presses a key or chord, such as `ctrl+l`, on `screen`.
+    pub async fn key(&self, screen: u8, chord: &str) -> Result<InputResult> {
+        self.actions(screen, vec![Action::Key { key: chord.to_owned(), repeat: 1 }]).await
+    }
+
+    /// Runs `actions` on `screen`.
+    pub async fn actions(&self, screen: u8, actions: Vec<Action>) -> Result<InputResult> {
+        self.input(screen, &InputRequest { actions, ..InputRequest::default() }).await
+    }
+
+    /// Runs a command and waits for it.
+    pub async fn run(&self, request: &CommandRequest) -> Result<CommandResult> {
+        self.post_json("/commands/run", request).await
+    }
+
+    /// Runs `argv` without a shell and waits for it.
+    pub async fn exec(&self, argv: &[&str]) -> Result<CommandResult> {
+        self.run(&CommandRequest {
+            argv: Some(argv.iter().map(|s| (*s).to_owned()).collect()),
+            ..CommandRequest::default()
+        })
+        .await
+    }
+
+    /// Runs a command and streams its events as they happen.
+    pub async fn stream(&self, request: &CommandRequest) -> Result<impl Stream<Item = Result<CommandEvent>> + use<>> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/commands/stream");
+        let response = self.send(&url, rb.json(request)).await?;
+        Ok(ndjson(url, response))
+    }
+
+    /// Starts a background process.
+    pub async fn start_process(&self, request: &ProcessStart) -> Result<ProcessInfo> {
+        self.post_json("/processes", request).await
+    }
+
+    /// The background processes.
+    pub async fn processes(&self) -> Result<Vec<ProcessInfo>> {
+        Ok(self.get_json::<Page<ProcessInfo>>("/processes").await?.data)
+    }
+
+    /// One background process.
+    pub async fn process(&self, id: &str) -> Result<ProcessInfo> {
+        self.get_json(&format!("/processes/{}", enc(id))).await
+    }
+
+    /// The output events after `cursor`, waiting up to `wait_ms` for a first one.
+    pub async fn output(&self, id: &str, cursor: u64, wait_ms: u64) -> Result<OutputPage> {
+        self.get_json(&format!("/processes/{}/output?cursor={cursor}&wait_ms={wait_ms}", enc(id))).await
+    }
+
+    /// Follows a process's output from `cursor` until it ends.
+    pub async fn follow(&self, id: &str, cursor: u64) -> Result<impl Stream<Item = Result<OutputEvent>> + use<>> {
+        let (url, rb) =
+            self.request(reqwest::Method::GET, &format!("/processes/{}/output?cursor={cursor}&follow=true", enc(id)));
+        let response = self.send(&url, rb).await?;
+        Ok(ndjson(url, response))
+    }
+
+    /// Writes to a process's standard input, and closes it with `eof`.
+    pub async fn write_stdin(&self, id: &str, data: impl Into<Bytes>, eof: bool) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::POST, &format!("/processes/{}/stdin?eof={eof}", enc(id)));
+        self.send(&url, rb.body(data.into())).await.map(drop)
+    }
+
+    /// Sends a signal, such as `TERM`, to a process.
+    pub async fn signal(&self, id: &str, signal: &str) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::POST, &format!("/processes/{}/signal", enc(id)));
+        let body = SignalRequest { signal: SignalName::Name(signal.to_owned()) };
+        self.send(&url, rb.json(&body)).await.map(drop)
+    }
+
+    /// Reads a whole file.
+    pub async fn read_file(&self, path: &str) -> Result<Bytes> {
+        let (url, response) = self.read_file_response(path).await?;
+        response.bytes().await.map_err(transport(&url))
+    }
+
+    /// Reads a file as a stream of chunks.
+    pub async fn read_file_stream(&self, path: &str) -> Result<impl Stream<Item = Result<Bytes>> + use<>> {
+        let (url, response) = self.read_file_response(path).await?;
+        Ok(response.bytes_stream().map_err(move |source| ClientError::Transport { url: url.clone(), source }))
+    }
+
+    async fn read_file_response(&self, path: &str) -> Result<(String, reqwest::Response)> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/files/content");
+        let response = self.send(&url, rb.query(&[("path", path)])).await?;
+        Ok((url, response))
+    }
+
+    /// Writes a file (atomically, making parents); `mode` in octal such as `"755"`.
+    pub async fn write_file(&self, path: &str, body: impl Into<reqwest::Body>, mode: Option<&str>) -> Result<FileInfo> {
+        let (url, rb) = self.request(reqwest::Method::PUT, "/files/content");
+        let mut query = vec![("path", path)];
+        if let Some(m) = mode {
+            query.push(("mode", m));
+        }
+        self.json(&url, rb.query(&query).body(body)).await
+    }
+
+    /// Lists a directory, `depth` levels down.
+    pub async fn list(&self, path: &str, depth: u32) -> Result<Vec<FileInfo>> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/files/list");
+        let page: Page<FileInfo> = self.json(&url, rb.query(&[("path", path), ("depth", &depth.to_string())])).await?;
+        Ok(page.data)
+    }
+
+    /// Describes a path, or says it does not exist.
+    pub async fn stat(&self, path: &str) -> Result<FileStat> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/files/stat");
+        self.json(&url, rb.query(&[("path", path)])).await
+    }
+
+    /// Makes a directory and its parents.
+    pub async fn mkdir(&self, path: &str) -> Result<FileInfo> {
+        self.post_json("/files/mkdir", &MkdirRequest { path: path.to_owned(), parents: true }).await
+    }
+
+    /// Removes a path; `recursive` for a directory with contents.
+    pub async fn remove(&self, path: &str, recursive: bool) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/files/remove");
+        let body = RemoveRequest { path: path.to_owned(), recursive };
+        self.send(&url, rb.json(&body)).await.map(drop)
+    }
+
+    /// Renames a path.
+    pub async fn rename(&self, from: &str, to: &str, overwrite: bool) -> Result<FileInfo> {
+        self.post_json("/files/rename", &RenameRequest { from: from.to_owned(), to: to.to_owned(), overwrite }).await
+    }
+}
+
+fn enc(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}
+
+fn screenshot_query(o: &ScreenshotOptions) -> Vec<(&'static str, String)> {
+    let mut q = Vec::new();
+    if let Some(f) = o.format {
+        q.push(("format", f.extension().replace("jpg", "jpeg")));
+    }
+    if let Some(v) = o.quality {
+        q.push(("quality", v.to_string()));
+    }
+    if let Some(r) = o.region {
+        q.push(("region", r.to_string()));
+    }
+    if let Some(v) = o.max_width {
+        q.push(("max_width", v.to_string()));
+    }
+    if let Some(v) = o.max_height {
+        q.push(("max_height", v.to_string()));
+    }
+    if let Some(v) = o.scale {
+        q.push(("scale", v.to_string()));
+    }
+    if let Some(v) = o.cursor {
+        q.push(("cursor", v.to_string()));
+    }
+    q
+}
+
+async fn read_screenshot(url: &str, response: reqwest::Response) -> Result<Screenshot> {
+    let h = response.headers().clone();
+    let text = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let protocol = |message: String| ClientError::Protocol { url: url.to_owned(), message };
+    let format = match text("content-type").as_deref() {
+        Some("image/png") => holm_proto::guest::ImageFormat::Png,
+        Some("image/jpeg") => holm_proto::guest::ImageFormat::Jpeg,
+        Some("image/webp") => holm_proto::guest::ImageFormat::Webp,
+        other => return Err(protocol(format!("not an image: content-type {other:?}"))),
+    };
+    let num = |name: &str| -> Result<u32> {
+        text(name).and_then(|v| v.parse().ok()).ok_or_else(|| protocol(format!("missing header {name}")))
+    };
+    let width = num(headers::WIDTH)?;
+    let height = num(headers::HEIGHT)?;
+    let scale = text(headers::SCALE).and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0);
+    let region = text(headers::REGION)
+        .and_then(|v| v.parse::<Region>().ok())
+        .unwrap_or(Region { x: 0, y: 0, width, height });
+    let frame = text("etag").map(|v| v.trim_matches('"').to_owned()).unwrap_or_default();
+    let cursor = text(headers::CURSOR).and_then(|v| {
+        let (x, y) = v.split_once(',')?;
+        Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
+    });
+    let settled = text(headers::SETTLED).map(|v| v == "true");
+    let bytes = response.bytes().await.map_err(transport(url))?;
+    Ok(Screenshot { bytes, meta: ScreenshotMeta { format, width, height, scale, region, frame }, cursor, settled })
+}
+
+/// Reads an NDJSON response as a stream of values.
+pub(crate) fn ndjson<T: DeserializeOwned + Send + 'static>(
+    url: String,
+    response: reqwest::Response,
+) -> impl Stream<Item = Result<T>> + Send + use<T> {
+    let bytes = response.bytes_stream();
+    futures_util::stream::unfold((bytes, Vec::<u8>::new(), url, false), |(mut bytes, mut buf, url, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            if let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=pos).collect();
+                let line = &line[..line.len() - 1];
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let item = serde_json::from_slice::<T>(line)
+                    .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() });
+                return Some((item, (bytes, buf, url, false)));
+            }
+            match bytes.next().await {
+                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                Some(Err(source)) => {
+                    let err = ClientError::Transport { url: url.clone(), source };
+                    return Some((Err(err), (bytes, buf, url, true)));
+                }
+                None if buf.iter().all(u8::is_ascii_whitespace) => return None,
+                None => {
+                    let item = serde_json::from_slice::<T>(&buf)
+                        .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() });
+                    return Some((item, (bytes, Vec::new(), url, true)));
+                }
+            }
+        }
+    })
+}

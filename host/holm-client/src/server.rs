@@ -1,0 +1,178 @@
+//! [`Client`]: holmd's API.
+
+use futures_util::Stream;
+use holm_proto::guest::Page;
+use holm_proto::host::{AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ImageInfo, RuntimeInfo, ServerHealth};
+use serde::de::DeserializeOwned;
+
+use crate::boxes::{BoxClient, ndjson};
+use crate::error::{ClientError, Result, check, transport};
+
+/// The address holmd listens on by default.
+pub const DEFAULT_SERVER_URL: &str = "http://127.0.0.1:8080";
+
+/// A client of one holmd.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    url: String,
+    token: Option<String>,
+}
+
+impl Client {
+    /// A client of the server at `url` with an optional bearer token.
+    pub fn new(url: &str, token: Option<&str>) -> Self {
+        Self {
+            http: crate::http(),
+            url: url.trim_end_matches('/').to_owned(),
+            token: token.filter(|t| !t.is_empty()).map(str::to_owned),
+        }
+    }
+
+    /// A client from `HOLM_SERVER_URL` (default `http://127.0.0.1:8080`) and
+    /// `HOLM_SERVER_TOKEN`.
+    pub fn from_env() -> Self {
+        let url = std::env::var("HOLM_SERVER_URL").ok().filter(|u| !u.is_empty());
+        let token = std::env::var("HOLM_SERVER_TOKEN").ok();
+        Self::new(url.as_deref().unwrap_or(DEFAULT_SERVER_URL), token.as_deref())
+    }
+
+    /// The server's address.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> (String, reqwest::RequestBuilder) {
+        let url = format!("{}{path}", self.url);
+        let mut rb = self.http.request(method, &url);
+        if let Some(t) = &self.token {
+            rb = rb.bearer_auth(t);
+        }
+        (url, rb)
+    }
+
+    async fn call<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
+        let response = rb.send().await.map_err(transport(url))?;
+        let response = check(url, response).await?;
+        response.json::<T>().await.map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
+    }
+
+    /// `GET /v1/health`.
+    pub async fn health(&self) -> Result<ServerHealth> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/v1/health");
+        self.call(&url, rb).await
+    }
+
+    /// The runtimes the server offers.
+    pub async fn runtimes(&self) -> Result<Vec<RuntimeInfo>> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/v1/runtimes");
+        Ok(self.call::<Page<RuntimeInfo>>(&url, rb).await?.data)
+    }
+
+    /// One runtime.
+    pub async fn runtime(&self, name: &str) -> Result<RuntimeInfo> {
+        let (url, rb) = self.request(reqwest::Method::GET, &format!("/v1/runtimes/{}", enc(name)));
+        self.call(&url, rb).await
+    }
+
+    /// Creates a box; with `wait`, answers once it runs (or failed).
+    pub async fn create_box(&self, request: &CreateBox, wait: Option<u64>) -> Result<BoxInfo> {
+        let path = match wait {
+            Some(secs) => format!("/v1/boxes?wait_for=running&timeout_secs={secs}"),
+            None => "/v1/boxes".to_owned(),
+        };
+        let (url, rb) = self.request(reqwest::Method::POST, &path);
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// Creates a box with an idempotency key: the same key and body answer the
+    /// first result again.
+    pub async fn create_box_idempotent(&self, request: &CreateBox, key: &str, wait: Option<u64>) -> Result<BoxInfo> {
+        let path = match wait {
+            Some(secs) => format!("/v1/boxes?wait_for=running&timeout_secs={secs}"),
+            None => "/v1/boxes".to_owned(),
+        };
+        let (url, rb) = self.request(reqwest::Method::POST, &path);
+        self.call(&url, rb.header("idempotency-key", key).json(request)).await
+    }
+
+    /// One page of boxes.
+    pub async fn list_boxes(&self, cursor: Option<&str>, limit: Option<u32>) -> Result<Page<BoxInfo>> {
+        let (url, mut rb) = self.request(reqwest::Method::GET, "/v1/boxes");
+        if let Some(c) = cursor {
+            rb = rb.query(&[("cursor", c)]);
+        }
+        if let Some(l) = limit {
+            rb = rb.query(&[("limit", l)]);
+        }
+        self.call(&url, rb).await
+    }
+
+    /// Every box, page after page.
+    pub async fn all_boxes(&self) -> Result<Vec<BoxInfo>> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_boxes(cursor.as_deref(), Some(100)).await?;
+            out.extend(page.data);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// One box; with `wait_for`, answers once it is in that state.
+    pub async fn get_box(&self, id: &str, wait_for: Option<(BoxState, u64)>) -> Result<BoxInfo> {
+        let (url, mut rb) = self.request(reqwest::Method::GET, &format!("/v1/boxes/{}", enc(id)));
+        if let Some((state, secs)) = wait_for {
+            let state = serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            rb = rb.query(&[("wait_for", state), ("timeout_secs", secs.to_string())]);
+        }
+        self.call(&url, rb).await
+    }
+
+    /// Removes a box.
+    pub async fn remove_box(&self, id: &str) -> Result<BoxInfo> {
+        let (url, rb) = self.request(reqwest::Method::DELETE, &format!("/v1/boxes/{}", enc(id)));
+        self.call(&url, rb).await
+    }
+
+    /// A client of one box's desktop, commands and files, through this server.
+    pub fn boxed(&self, id: &str) -> BoxClient {
+        BoxClient::with_base(self.http.clone(), format!("{}/v1/boxes/{}", self.url, enc(id)), self.token.clone())
+    }
+
+    /// Builds an image and streams the build's progress.
+    pub async fn build_image(&self, request: &BuildImage) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/build");
+        let response = rb.json(request).send().await.map_err(transport(&url))?;
+        let response = check(&url, response).await?;
+        Ok(ndjson(url, response))
+    }
+
+    /// Makes the air-gapped base image on a runtime's engine if it is missing.
+    pub async fn make_base(&self, runtime: Option<&str>) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/base");
+        let body = BuildImage { runtime: runtime.map(str::to_owned), ..BuildImage::default() };
+        let response = rb.json(&body).send().await.map_err(transport(&url))?;
+        let response = check(&url, response).await?;
+        Ok(ndjson(url, response))
+    }
+
+    /// The images holm built.
+    pub async fn images(&self) -> Result<Vec<ImageInfo>> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/v1/images");
+        Ok(self.call::<Page<ImageInfo>>(&url, rb).await?.data)
+    }
+
+    /// The app catalogue.
+    pub async fn apps(&self) -> Result<Vec<AppInfo>> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/v1/apps");
+        Ok(self.call::<Page<AppInfo>>(&url, rb).await?.data)
+    }
+}
+
+fn enc(segment: &str) -> String {
+    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+}
