@@ -3,9 +3,10 @@
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use holm_proto::guest::{
-    Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo, FileStat, Health, Info,
-    InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page, ProcessInfo, ProcessStart, Region,
-    RemoveRequest, RenameRequest, Screen, ScreenshotMeta, ScreenshotOptions, SignalName, SignalRequest, headers,
+    Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo,
+    FileStat, Health, Info, InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page,
+    ProcessInfo, ProcessStart, Region, RemoveRequest, RenameRequest, Screen, ScreenshotMeta,
+    ScreenshotOptions, SignalName, SignalRequest, headers,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -42,7 +43,12 @@ impl BoxClient {
     /// `http://127.0.0.1:49153`) with the box's secret.
     pub fn guest(url: &str, secret: &str) -> Self {
         let root = url.trim_end_matches('/').to_owned();
-        Self { http: crate::http(), base: format!("{root}/v1"), root: Some(root), token: Some(secret.to_owned()) }
+        Self {
+            http: crate::http(),
+            base: format!("{root}/v1"),
+            root: Some(root),
+            token: Some(secret.to_owned()),
+        }
     }
 
     /// A client whose routes start at `base`, with a bearer token.
@@ -71,7 +77,10 @@ impl BoxClient {
 
     async fn json<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
         let response = self.send(url, rb).await?;
-        response.json::<T>().await.map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
+        response
+            .json::<T>()
+            .await
+            .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
     }
 
     async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
@@ -79,7 +88,11 @@ impl BoxClient {
         self.json(&url, rb).await
     }
 
-    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(&self, path: &str, body: &B) -> Result<T> {
+    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T> {
         let (url, rb) = self.request(reqwest::Method::POST, path);
         self.json(&url, rb.json(body)).await
     }
@@ -112,7 +125,8 @@ impl BoxClient {
 
     /// A screenshot of `screen`.
     pub async fn screenshot(&self, screen: u8, options: &ScreenshotOptions) -> Result<Screenshot> {
-        let (url, rb) = self.request(reqwest::Method::GET, &format!("/screens/{screen}/screenshot"));
+        let (url, rb) =
+            self.request(reqwest::Method::GET, &format!("/screens/{screen}/screenshot"));
         let response = self.send(&url, rb.query(&screenshot_query(options))).await?;
         read_screenshot(&url, response).await
     }
@@ -138,7 +152,13 @@ impl BoxClient {
     pub async fn click(&self, screen: u8, x: i32, y: i32) -> Result<InputResult> {
         self.actions(
             screen,
-            vec![Action::Click { x: Some(x), y: Some(y), button: Button::Left, count: 1, modifiers: vec![] }],
+            vec![Action::Click {
+                x: Some(x),
+                y: Some(y),
+                button: Button::Left,
+                count: 1,
+                modifiers: vec![],
+            }],
         )
         .await
     }
@@ -173,7 +193,10 @@ impl BoxClient {
     }
 
     /// Runs a command and streams its events as they happen.
-    pub async fn stream(&self, request: &CommandRequest) -> Result<impl Stream<Item = Result<CommandEvent>> + use<>> {
+    pub async fn stream(
+        &self,
+        request: &CommandRequest,
+    ) -> Result<impl Stream<Item = Result<CommandEvent>> + use<>> {
         let (url, rb) = self.request(reqwest::Method::POST, "/commands/stream");
         let response = self.send(&url, rb.json(request)).await?;
         Ok(ndjson(url, response))
@@ -196,26 +219,35 @@ impl BoxClient {
 
     /// The output events after `cursor`, waiting up to `wait_ms` for a first one.
     pub async fn output(&self, id: &str, cursor: u64, wait_ms: u64) -> Result<OutputPage> {
-        self.get_json(&format!("/processes/{}/output?cursor={cursor}&wait_ms={wait_ms}", enc(id))).await
+        self.get_json(&format!("/processes/{}/output?cursor={cursor}&wait_ms={wait_ms}", enc(id)))
+            .await
     }
 
     /// Follows a process's output from `cursor` until it ends.
-    pub async fn follow(&self, id: &str, cursor: u64) -> Result<impl Stream<Item = Result<OutputEvent>> + use<>> {
-        let (url, rb) =
-            self.request(reqwest::Method::GET, &format!("/processes/{}/output?cursor={cursor}&follow=true", enc(id)));
+    pub async fn follow(
+        &self,
+        id: &str,
+        cursor: u64,
+    ) -> Result<impl Stream<Item = Result<OutputEvent>> + use<>> {
+        let (url, rb) = self.request(
+            reqwest::Method::GET,
+            &format!("/processes/{}/output?cursor={cursor}&follow=true", enc(id)),
+        );
         let response = self.send(&url, rb).await?;
         Ok(ndjson(url, response))
     }
 
     /// Writes to a process's standard input, and closes it with `eof`.
     pub async fn write_stdin(&self, id: &str, data: impl Into<Bytes>, eof: bool) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::POST, &format!("/processes/{}/stdin?eof={eof}", enc(id)));
+        let (url, rb) =
+            self.request(reqwest::Method::POST, &format!("/processes/{}/stdin?eof={eof}", enc(id)));
         self.send(&url, rb.body(data.into())).await.map(drop)
     }
 
     /// Sends a signal, such as `TERM`, to a process.
     pub async fn signal(&self, id: &str, signal: &str) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::POST, &format!("/processes/{}/signal", enc(id)));
+        let (url, rb) =
+            self.request(reqwest::Method::POST, &format!("/processes/{}/signal", enc(id)));
         let body = SignalRequest { signal: SignalName::Name(signal.to_owned()) };
         self.send(&url, rb.json(&body)).await.map(drop)
     }
@@ -227,9 +259,14 @@ impl BoxClient {
     }
 
     /// Reads a file as a stream of chunks.
-    pub async fn read_file_stream(&self, path: &str) -> Result<impl Stream<Item = Result<Bytes>> + use<>> {
+    pub async fn read_file_stream(
+        &self,
+        path: &str,
+    ) -> Result<impl Stream<Item = Result<Bytes>> + use<>> {
         let (url, response) = self.read_file_response(path).await?;
-        Ok(response.bytes_stream().map_err(move |source| ClientError::Transport { url: url.clone(), source }))
+        Ok(response
+            .bytes_stream()
+            .map_err(move |source| ClientError::Transport { url: url.clone(), source }))
     }
 
     async fn read_file_response(&self, path: &str) -> Result<(String, reqwest::Response)> {
@@ -239,7 +276,12 @@ impl BoxClient {
     }
 
     /// Writes a file (atomically, making parents); `mode` in octal such as `"755"`.
-    pub async fn write_file(&self, path: &str, body: impl Into<reqwest::Body>, mode: Option<&str>) -> Result<FileInfo> {
+    pub async fn write_file(
+        &self,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+        mode: Option<&str>,
+    ) -> Result<FileInfo> {
         let (url, rb) = self.request(reqwest::Method::PUT, "/files/content");
         let mut query = vec![("path", path)];
         if let Some(m) = mode {
@@ -251,7 +293,8 @@ impl BoxClient {
     /// Lists a directory, `depth` levels down.
     pub async fn list(&self, path: &str, depth: u32) -> Result<Vec<FileInfo>> {
         let (url, rb) = self.request(reqwest::Method::GET, "/files/list");
-        let page: Page<FileInfo> = self.json(&url, rb.query(&[("path", path), ("depth", &depth.to_string())])).await?;
+        let page: Page<FileInfo> =
+            self.json(&url, rb.query(&[("path", path), ("depth", &depth.to_string())])).await?;
         Ok(page.data)
     }
 
@@ -275,7 +318,11 @@ impl BoxClient {
 
     /// Renames a path.
     pub async fn rename(&self, from: &str, to: &str, overwrite: bool) -> Result<FileInfo> {
-        self.post_json("/files/rename", &RenameRequest { from: from.to_owned(), to: to.to_owned(), overwrite }).await
+        self.post_json(
+            "/files/rename",
+            &RenameRequest { from: from.to_owned(), to: to.to_owned(), overwrite },
+        )
+        .await
     }
 }
 
@@ -320,14 +367,19 @@ async fn read_screenshot(url: &str, response: reqwest::Response) -> Result<Scree
         other => return Err(protocol(format!("not an image: content-type {other:?}"))),
     };
     let num = |name: &str| -> Result<u32> {
-        text(name).and_then(|v| v.parse().ok()).ok_or_else(|| protocol(format!("missing header {name}")))
+        text(name)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| protocol(format!("missing header {name}")))
     };
     let width = num(headers::WIDTH)?;
     let height = num(headers::HEIGHT)?;
     let scale = text(headers::SCALE).and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0);
-    let region = text(headers::REGION)
-        .and_then(|v| v.parse::<Region>().ok())
-        .unwrap_or(Region { x: 0, y: 0, width, height });
+    let region = text(headers::REGION).and_then(|v| v.parse::<Region>().ok()).unwrap_or(Region {
+        x: 0,
+        y: 0,
+        width,
+        height,
+    });
     let frame = text("etag").map(|v| v.trim_matches('"').to_owned()).unwrap_or_default();
     let cursor = text(headers::CURSOR).and_then(|v| {
         let (x, y) = v.split_once(',')?;
@@ -335,7 +387,12 @@ async fn read_screenshot(url: &str, response: reqwest::Response) -> Result<Scree
     });
     let settled = text(headers::SETTLED).map(|v| v == "true");
     let bytes = response.bytes().await.map_err(transport(url))?;
-    Ok(Screenshot { bytes, meta: ScreenshotMeta { format, width, height, scale, region, frame }, cursor, settled })
+    Ok(Screenshot {
+        bytes,
+        meta: ScreenshotMeta { format, width, height, scale, region, frame },
+        cursor,
+        settled,
+    })
 }
 
 /// Reads an NDJSON response as a stream of values.
@@ -344,34 +401,39 @@ pub(crate) fn ndjson<T: DeserializeOwned + Send + 'static>(
     response: reqwest::Response,
 ) -> impl Stream<Item = Result<T>> + Send + use<T> {
     let bytes = response.bytes_stream();
-    futures_util::stream::unfold((bytes, Vec::<u8>::new(), url, false), |(mut bytes, mut buf, url, done)| async move {
-        if done {
-            return None;
-        }
-        loop {
-            if let Some(pos) = buf.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=pos).collect();
-                let line = &line[..line.len() - 1];
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                let item = serde_json::from_slice::<T>(line)
-                    .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() });
-                return Some((item, (bytes, buf, url, false)));
+    futures_util::stream::unfold(
+        (bytes, Vec::<u8>::new(), url, false),
+        |(mut bytes, mut buf, url, done)| async move {
+            if done {
+                return None;
             }
-            match bytes.next().await {
-                Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
-                Some(Err(source)) => {
-                    let err = ClientError::Transport { url: url.clone(), source };
-                    return Some((Err(err), (bytes, buf, url, true)));
+            loop {
+                if let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=pos).collect();
+                    let line = &line[..line.len() - 1];
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    let item = serde_json::from_slice::<T>(line).map_err(|e| {
+                        ClientError::Protocol { url: url.clone(), message: e.to_string() }
+                    });
+                    return Some((item, (bytes, buf, url, false)));
                 }
-                None if buf.iter().all(u8::is_ascii_whitespace) => return None,
-                None => {
-                    let item = serde_json::from_slice::<T>(&buf)
-                        .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() });
-                    return Some((item, (bytes, Vec::new(), url, true)));
+                match bytes.next().await {
+                    Some(Ok(chunk)) => buf.extend_from_slice(&chunk),
+                    Some(Err(source)) => {
+                        let err = ClientError::Transport { url: url.clone(), source };
+                        return Some((Err(err), (bytes, buf, url, true)));
+                    }
+                    None if buf.iter().all(u8::is_ascii_whitespace) => return None,
+                    None => {
+                        let item = serde_json::from_slice::<T>(&buf).map_err(|e| {
+                            ClientError::Protocol { url: url.clone(), message: e.to_string() }
+                        });
+                        return Some((item, (bytes, Vec::new(), url, true)));
+                    }
                 }
             }
-        }
-    })
+        },
+    )
 }

@@ -46,8 +46,12 @@ pub(crate) async fn check(url: &str, response: reqwest::Response) -> Result<reqw
     if status.is_success() || status == reqwest::StatusCode::NOT_MODIFIED {
         return Ok(response);
     }
-    let request_id = response.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let bytes = response.bytes().await.map_err(|source| ClientError::Transport { url: url.to_owned(), source })?;
+    let request_id =
+        response.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|source| ClientError::Transport { url: url.to_owned(), source })?;
     match serde_json::from_slice::<holm_proto::ErrorBody>(&bytes) {
         Ok(body) => Err(ClientError::Api(body.error)),
         Err(_) => {

@@ -2,7 +2,10 @@
 
 use futures_util::Stream;
 use holm_proto::guest::Page;
-use holm_proto::host::{AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ImageInfo, RuntimeInfo, ServerHealth};
+use holm_proto::host::{
+    AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ImageInfo, RuntimeInfo,
+    ServerHealth,
+};
 use serde::de::DeserializeOwned;
 
 use crate::boxes::{BoxClient, ndjson};
@@ -54,7 +57,10 @@ impl Client {
     async fn call<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
         let response = rb.send().await.map_err(transport(url))?;
         let response = check(url, response).await?;
-        response.json::<T>().await.map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
+        response
+            .json::<T>()
+            .await
+            .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
     }
 
     /// `GET /v1/health`.
@@ -87,7 +93,12 @@ impl Client {
 
     /// Creates a box with an idempotency key: the same key and body answer the
     /// first result again.
-    pub async fn create_box_idempotent(&self, request: &CreateBox, key: &str, wait: Option<u64>) -> Result<BoxInfo> {
+    pub async fn create_box_idempotent(
+        &self,
+        request: &CreateBox,
+        key: &str,
+        wait: Option<u64>,
+    ) -> Result<BoxInfo> {
         let path = match wait {
             Some(secs) => format!("/v1/boxes?wait_for=running&timeout_secs={secs}"),
             None => "/v1/boxes".to_owned(),
@@ -97,7 +108,11 @@ impl Client {
     }
 
     /// One page of boxes.
-    pub async fn list_boxes(&self, cursor: Option<&str>, limit: Option<u32>) -> Result<Page<BoxInfo>> {
+    pub async fn list_boxes(
+        &self,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Page<BoxInfo>> {
         let (url, mut rb) = self.request(reqwest::Method::GET, "/v1/boxes");
         if let Some(c) = cursor {
             rb = rb.query(&[("cursor", c)]);
@@ -126,7 +141,10 @@ impl Client {
     pub async fn get_box(&self, id: &str, wait_for: Option<(BoxState, u64)>) -> Result<BoxInfo> {
         let (url, mut rb) = self.request(reqwest::Method::GET, &format!("/v1/boxes/{}", enc(id)));
         if let Some((state, secs)) = wait_for {
-            let state = serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            let state = serde_json::to_value(state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
             rb = rb.query(&[("wait_for", state), ("timeout_secs", secs.to_string())]);
         }
         self.call(&url, rb).await
@@ -140,11 +158,18 @@ impl Client {
 
     /// A client of one box's desktop, commands and files, through this server.
     pub fn boxed(&self, id: &str) -> BoxClient {
-        BoxClient::with_base(self.http.clone(), format!("{}/v1/boxes/{}", self.url, enc(id)), self.token.clone())
+        BoxClient::with_base(
+            self.http.clone(),
+            format!("{}/v1/boxes/{}", self.url, enc(id)),
+            self.token.clone(),
+        )
     }
 
     /// Builds an image and streams the build's progress.
-    pub async fn build_image(&self, request: &BuildImage) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
+    pub async fn build_image(
+        &self,
+        request: &BuildImage,
+    ) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
         let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/build");
         let response = rb.json(request).send().await.map_err(transport(&url))?;
         let response = check(&url, response).await?;
@@ -152,7 +177,10 @@ impl Client {
     }
 
     /// Makes the air-gapped base image on a runtime's engine if it is missing.
-    pub async fn make_base(&self, runtime: Option<&str>) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
+    pub async fn make_base(
+        &self,
+        runtime: Option<&str>,
+    ) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
         let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/base");
         let body = BuildImage { runtime: runtime.map(str::to_owned), ..BuildImage::default() };
         let response = rb.json(&body).send().await.map_err(transport(&url))?;
