@@ -1,0 +1,206 @@
+//! [`Computer`]: a box driven from Rust with no server.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), holm::Error> {
+//! let computer = holm::Computer::builder().runtime("docker").launch().await?;
+//! let shot = computer.screenshot(0, &Default::default()).await?;
+//! computer.click(0, 640, 400).await?;
+//! computer.type_text(0, "hello\n").await?;
+//! let out = computer.exec(&["uname", "-a"]).await?;
+//! println!("{} bytes, {}", shot.bytes.len(), out.stdout);
+//! computer.remove().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A `Computer` dereferences to [`holm_client::BoxClient`], so it has the same
+//! desktop, command, process and file methods as a box through holmd.
+
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use holm_client::BoxClient;
+use holm_proto::guest::Profile;
+use holm_proto::host::{BoxSpec, Placement};
+
+use crate::launch::{self, Launched};
+use crate::runtime::Runtime;
+use crate::runtime::docker::DockerRuntime;
+use crate::spec::{self, Lifetimes};
+use crate::{Error, ids};
+
+/// A running box.
+#[derive(Debug)]
+pub struct Computer {
+    runtime: Arc<dyn Runtime>,
+    id: String,
+    launched: Launched,
+    client: BoxClient,
+}
+
+impl Computer {
+    /// Starts describing a box.
+    pub fn builder() -> ComputerBuilder {
+        ComputerBuilder::default()
+    }
+
+    /// The box's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The runtime's id of the machine (a container id on Docker).
+    pub fn machine_id(&self) -> &str {
+        &self.launched.machine.id
+    }
+
+    /// The guest's URL on this host's loopback, for debugging with the secret.
+    pub fn guest_url(&self) -> &str {
+        &self.launched.guest_url
+    }
+
+    /// The box secret, for calling the guest directly. Do not log it.
+    pub fn secret(&self) -> &str {
+        &self.launched.secret
+    }
+
+    /// The image the box runs.
+    pub fn image(&self) -> &str {
+        &self.launched.image
+    }
+
+    /// Removes the box. A `Computer` that is dropped keeps running.
+    pub async fn remove(self) -> Result<(), Error> {
+        self.runtime.remove(&self.launched.machine.id).await?;
+        Ok(())
+    }
+}
+
+impl Deref for Computer {
+    type Target = BoxClient;
+
+    fn deref(&self) -> &BoxClient {
+        &self.client
+    }
+}
+
+/// Describes a box to launch.
+#[derive(Debug, Clone)]
+pub struct ComputerBuilder {
+    runtime: String,
+    spec: BoxSpec,
+    placement: Placement,
+    ready_timeout: Duration,
+}
+
+impl Default for ComputerBuilder {
+    fn default() -> Self {
+        Self {
+            runtime: "docker".into(),
+            spec: BoxSpec::default(),
+            placement: Placement::default(),
+            ready_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl ComputerBuilder {
+    /// The container engine: `docker` (the default).
+    #[must_use]
+    pub fn runtime(mut self, name: &str) -> Self {
+        name.clone_into(&mut self.runtime);
+        self
+    }
+
+    /// How many screens, 1 to 6.
+    #[must_use]
+    pub fn screens(mut self, n: u8) -> Self {
+        self.spec.screens = Some(n);
+        self
+    }
+
+    /// The size of every screen.
+    #[must_use]
+    pub fn screen_size(mut self, width: u32, height: u32) -> Self {
+        self.spec.screen_size = Some(format!("{width}x{height}"));
+        self
+    }
+
+    /// Adds an app from the catalogue.
+    #[must_use]
+    pub fn app(mut self, name: &str) -> Self {
+        self.spec.apps.push(name.to_owned());
+        self
+    }
+
+    /// Adds a Debian package.
+    #[must_use]
+    pub fn package(mut self, name: &str) -> Self {
+        self.spec.packages.push(name.to_owned());
+        self
+    }
+
+    /// Runs Chromium or not (default: runs it).
+    #[must_use]
+    pub fn browser(mut self, on: bool) -> Self {
+        self.spec.browser = Some(on);
+        self
+    }
+
+    /// The display server.
+    #[must_use]
+    pub fn display(mut self, profile: Profile) -> Self {
+        self.spec.display = Some(profile);
+        self
+    }
+
+    /// Memory, such as `4g`.
+    #[must_use]
+    pub fn memory(mut self, size: &str) -> Self {
+        self.placement.memory = Some(size.to_owned());
+        self
+    }
+
+    /// CPUs, such as `2.0`.
+    #[must_use]
+    pub fn cpus(mut self, cpus: f64) -> Self {
+        self.placement.cpus = Some(cpus);
+        self
+    }
+
+    /// How long to wait for the desktop (default two minutes; the first box
+    /// with a new image also waits for its build).
+    #[must_use]
+    pub fn ready_timeout(mut self, timeout: Duration) -> Self {
+        self.ready_timeout = timeout;
+        self
+    }
+
+    /// Launches the box and waits until its desktop answers.
+    pub async fn launch(self) -> Result<Computer, Error> {
+        let runtime: Arc<dyn Runtime> = match self.runtime.as_str() {
+            "docker" => Arc::new(DockerRuntime::connect("docker")?),
+            other => {
+                return Err(Error::UnknownRuntime {
+                    name: other.to_owned(),
+                    known: vec!["docker".to_owned()],
+                });
+            }
+        };
+        let resolved =
+            spec::resolve(&self.spec, &self.placement, &runtime.can(), Lifetimes::default())
+                .map_err(Error::Invalid)?;
+        let id = ids::new_box_id();
+        let secret = ids::new_secret();
+        let spec_label = serde_json::to_string(&self.spec).unwrap_or_default();
+        let mut progress = |line: String| tracing::info!(target: "holm::image", "{line}");
+        let launched =
+            launch::launch(&*runtime, &id, &resolved, &spec_label, &secret, &mut progress).await?;
+        let client = BoxClient::guest(&launched.guest_url, &secret);
+        if let Err(e) = launch::wait_ready(&client, self.ready_timeout).await {
+            let _ = runtime.remove(&launched.machine.id).await;
+            return Err(e.into());
+        }
+        Ok(Computer { runtime, id, launched, client })
+    }
+}

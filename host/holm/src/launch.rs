@@ -1,0 +1,132 @@
+//! Launching a box on a runtime: prepare its image, create its machine with
+//! the guest as entrypoint, and wait until its desktop answers. holmd and
+//! [`crate::Computer`] both launch through here.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use holm_client::BoxClient;
+use holm_proto::guest::{DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
+
+use crate::image::ImageRequest;
+use crate::runtime::{
+    LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, Runtime, RuntimeError,
+};
+use crate::spec::Resolved;
+
+/// A launched box: its machine, and how to reach its guest.
+#[derive(Clone)]
+pub struct Launched {
+    /// The machine, as the runtime reports it.
+    pub machine: Machine,
+    /// The image it runs.
+    pub image: String,
+    /// The guest's URL on the host's loopback.
+    pub guest_url: String,
+    /// The box secret. Never log it.
+    pub secret: String,
+}
+
+impl std::fmt::Debug for Launched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launched")
+            .field("machine", &self.machine)
+            .field("image", &self.image)
+            .field("guest_url", &self.guest_url)
+            .field("secret", &"<hidden>")
+            .finish()
+    }
+}
+
+/// What launching can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The machine runs but its guest port was not published.
+    #[error("the box's guest port {0} was not published")]
+    NoGuestPort(u16),
+    /// The desktop did not come up in time.
+    #[error("the desktop did not become ready in {secs} seconds: {detail}")]
+    NotReady {
+        /// How long we waited.
+        secs: u64,
+        /// The last health seen.
+        detail: String,
+    },
+}
+
+/// The environment variables the guest reads, for a resolved spec.
+pub fn guest_env(spec: &Resolved, secret: &str) -> Vec<(String, String)> {
+    vec![
+        ("HOLM_BOX_SECRET".into(), secret.to_owned()),
+        ("HOLM_PROFILE".into(), spec.display.to_string()),
+        ("HOLM_SCREENS".into(), spec.screens.to_string()),
+        ("HOLM_SCREEN_SIZES".into(), format!("{}x{}", spec.size.0, spec.size.1)),
+        ("HOLM_CHROMIUM".into(), if spec.browser { "on" } else { "off" }.into()),
+        ("HOLM_GUEST_ADDR".into(), format!("0.0.0.0:{DEFAULT_GUEST_PORT}")),
+    ]
+}
+
+/// Prepares the image, creates the machine and returns once it runs. Does
+/// not wait for the desktop: see [`wait_ready`].
+pub async fn launch(
+    runtime: &dyn Runtime,
+    box_id: &str,
+    spec: &Resolved,
+    spec_label: &str,
+    secret: &str,
+    progress: &mut (dyn FnMut(String) + Send),
+) -> Result<Launched, LaunchError> {
+    let request = ImageRequest { apps: spec.apps.clone(), packages: spec.packages.clone() };
+    let image = runtime.prepare_image(&request, progress).await?;
+    let labels = BTreeMap::from([
+        (LABEL_RUNTIME.to_owned(), runtime.name().to_owned()),
+        (LABEL_SPEC.to_owned(), spec_label.to_owned()),
+        (
+            LABEL_CREATED.to_owned(),
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        ),
+    ]);
+    let machine_spec = MachineSpec {
+        box_id: box_id.to_owned(),
+        image: image.clone(),
+        env: guest_env(spec, secret),
+        labels,
+        ports: vec![DEFAULT_GUEST_PORT],
+        memory_bytes: spec.memory_bytes,
+        nano_cpus: spec.nano_cpus,
+    };
+    debug_assert!(spec.display == Profile::X11 || runtime.can().wayland);
+    let machine = runtime.create(&machine_spec).await?;
+    let Some(addr) = machine.ports.get(&DEFAULT_GUEST_PORT) else {
+        let _ = runtime.remove(&machine.id).await;
+        return Err(LaunchError::NoGuestPort(DEFAULT_GUEST_PORT));
+    };
+    let guest_url = format!("http://{addr}");
+    Ok(Launched { machine, image, guest_url, secret: secret.to_owned() })
+}
+
+/// Waits until every component of the box's desktop is ready.
+pub async fn wait_ready(guest: &BoxClient, timeout: Duration) -> Result<Health, LaunchError> {
+    let deadline = Instant::now() + timeout;
+    let mut interval = Duration::from_millis(5);
+    loop {
+        let last = match guest.health().await {
+            Ok(h) if h.status == HealthStatus::Ready => return Ok(h),
+            Ok(h) => h
+                .components
+                .iter()
+                .map(|c| format!("{}[{}]={:?}", c.name, c.screen, c.state))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => e.to_string(),
+        };
+        if Instant::now() >= deadline {
+            return Err(LaunchError::NotReady { secs: timeout.as_secs(), detail: last });
+        }
+        tokio::time::sleep(interval).await;
+        interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,281 @@
+//! The docker runtime, on bollard.
+//!
+//! The engine is found the way the docker CLI finds it: `DOCKER_HOST`, else
+//! the local socket. Every box is a container named `holm-<box id>`, labelled
+//! [`LABEL_BOX`], with its guest port published on 127.0.0.1 at a port the
+//! engine chooses. Requests are sent unversioned, so both Debian's engine 20.10
+//! (API 1.41) and engines that refuse clients below 1.44 answer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use async_trait::async_trait;
+use bollard::Docker;
+use bollard::models::{
+    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding, PortMap,
+};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+};
+use holm_proto::host::{Can, Environment, Place};
+
+use super::{LABEL_BOX, Machine, MachineSpec, MachineState, Result, Runtime, RuntimeError};
+use crate::image::ImageRequest;
+
+/// Boxes as Docker containers.
+#[derive(Debug, Clone)]
+pub struct DockerRuntime {
+    name: String,
+    docker: Docker,
+    /// The OCI runtime for each box, such as `runsc`.
+    isolation: Option<String>,
+}
+
+impl DockerRuntime {
+    /// Connects to the engine named by `DOCKER_HOST`, or the local socket.
+    /// Nothing is sent until the first call.
+    pub fn connect(name: &str) -> Result<Self> {
+        let docker = Docker::connect_with_defaults().map_err(|e| RuntimeError::Unavailable {
+            runtime: name.to_owned(),
+            reason: format!("cannot connect to the Docker engine: {e}"),
+        })?;
+        Ok(Self { name: name.to_owned(), docker, isolation: None })
+    }
+
+    /// Runs every box under this OCI runtime (such as `runsc` for gVisor).
+    #[must_use]
+    pub fn with_isolation(mut self, isolation: Option<String>) -> Self {
+        self.isolation = isolation;
+        self
+    }
+
+    /// The bollard client, for image work on the same engine.
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
+    fn engine(&self, e: bollard::errors::Error) -> RuntimeError {
+        match e {
+            bollard::errors::Error::DockerResponseServerError { status_code: 404, message } => {
+                RuntimeError::NotFound(message)
+            }
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                RuntimeError::Engine(message)
+            }
+            other if is_connect_error(&other) => RuntimeError::Unavailable {
+                runtime: self.name.clone(),
+                reason: format!("the Docker engine does not answer: {other}"),
+            },
+            other => RuntimeError::Engine(other.to_string()),
+        }
+    }
+}
+
+fn is_connect_error(e: &bollard::errors::Error) -> bool {
+    use bollard::errors::Error as E;
+    matches!(
+        e,
+        E::HyperResponseError { .. }
+            | E::IOError { .. }
+            | E::SocketNotFoundError(_)
+            | E::RequestTimeoutError
+    )
+}
+
+/// The container name of a box.
+pub fn container_name(box_id: &str) -> String {
+    format!("holm-{box_id}")
+}
+
+#[async_trait]
+impl Runtime for DockerRuntime {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn provider(&self) -> &str {
+        "docker"
+    }
+
+    fn place(&self) -> Place {
+        Place::Host
+    }
+
+    fn environment(&self) -> Environment {
+        // runc shares the host kernel; gVisor and Kata are told by `isolation`.
+        match self.isolation.as_deref() {
+            Some(i) if i.contains("kata") => Environment::Microvm,
+            _ => Environment::Container,
+        }
+    }
+
+    fn can(&self) -> Can {
+        Can {
+            pause: true,
+            stop: true,
+            fork: false,
+            browser_profile: false,
+            screens: 6,
+            wayland: false,
+            resources: true,
+        }
+    }
+
+    async fn ping(&self) -> Result<()> {
+        self.docker.ping().await.map(drop).map_err(|e| RuntimeError::Unavailable {
+            runtime: self.name.clone(),
+            reason: format!("the Docker engine does not answer: {e}"),
+        })
+    }
+
+    async fn prepare_image(
+        &self,
+        request: &ImageRequest,
+        progress: &mut (dyn FnMut(String) + Send),
+    ) -> Result<String> {
+        Ok(crate::image::ensure_image(&self.docker, request, progress).await?)
+    }
+
+    async fn create(&self, spec: &MachineSpec) -> Result<Machine> {
+        let mut labels: HashMap<String, String> = spec.labels.clone().into_iter().collect();
+        labels.insert(LABEL_BOX.to_owned(), spec.box_id.clone());
+        let mut port_bindings = PortMap::new();
+        let mut exposed = Vec::new();
+        for port in &spec.ports {
+            let key = format!("{port}/tcp");
+            // An empty host port lets the engine choose a free one.
+            port_bindings.insert(
+                key.clone(),
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    host_port: Some(String::new()),
+                }]),
+            );
+            exposed.push(key);
+        }
+        let host_config = HostConfig {
+            port_bindings: Some(port_bindings),
+            memory: spec.memory_bytes.and_then(|m| i64::try_from(m).ok()),
+            nano_cpus: spec.nano_cpus.and_then(|c| i64::try_from(c).ok()),
+            runtime: self.isolation.clone(),
+            // Chromium needs more shared memory than Docker's 64 MiB default.
+            shm_size: Some(512 * 1024 * 1024),
+            ..HostConfig::default()
+        };
+        #[allow(deprecated)]
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            labels: Some(labels),
+            exposed_ports: Some(exposed),
+            host_config: Some(host_config),
+            hostname: Some("holm".into()),
+            ..ContainerCreateBody::default()
+        };
+        let options =
+            CreateContainerOptionsBuilder::default().name(&container_name(&spec.box_id)).build();
+        let created =
+            self.docker.create_container(Some(options), body).await.map_err(|e| self.engine(e))?;
+        if let Err(e) = self.docker.start_container(&created.id, None).await {
+            let _ = self.remove(&created.id).await;
+            return Err(self.engine(e));
+        }
+        self.inspect(&created.id).await
+    }
+
+    async fn inspect(&self, id: &str) -> Result<Machine> {
+        let c = self
+            .docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+            .map_err(|e| self.engine(e))?;
+        let state = match c.state.as_ref().and_then(|s| s.status) {
+            Some(ContainerStateStatusEnum::CREATED) => MachineState::Created,
+            Some(ContainerStateStatusEnum::RUNNING | ContainerStateStatusEnum::RESTARTING) => {
+                MachineState::Running
+            }
+            Some(ContainerStateStatusEnum::PAUSED) => MachineState::Paused,
+            Some(ContainerStateStatusEnum::EXITED | ContainerStateStatusEnum::STOPPING) => {
+                MachineState::Stopped
+            }
+            _ => MachineState::Gone,
+        };
+        let mut ports = BTreeMap::new();
+        if let Some(map) = c.network_settings.as_ref().and_then(|n| n.ports.as_ref()) {
+            for (key, bindings) in map {
+                let Some(inner) = key.strip_suffix("/tcp").and_then(|p| p.parse::<u16>().ok())
+                else {
+                    continue;
+                };
+                let Some(binding) = bindings.as_ref().and_then(|b| b.first()) else { continue };
+                let Some(host_port) =
+                    binding.host_port.as_deref().and_then(|p| p.parse::<u16>().ok())
+                else {
+                    continue;
+                };
+                // Always reach boxes on loopback, whatever the engine reports.
+                ports.insert(inner, SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), host_port));
+            }
+        }
+        let labels: BTreeMap<String, String> =
+            c.config.and_then(|cfg| cfg.labels).unwrap_or_default().into_iter().collect();
+        Ok(Machine {
+            id: c.id.unwrap_or_else(|| id.to_owned()),
+            box_id: labels.get(LABEL_BOX).cloned(),
+            state,
+            ports,
+            labels,
+        })
+    }
+
+    async fn remove(&self, id: &str) -> Result<()> {
+        let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+        match self.docker.remove_container(id, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
+                Ok(())
+            }
+            // A removal already under way.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409,
+                message,
+            }) if message.contains("already in progress") => Ok(()),
+            Err(e) => Err(self.engine(e)),
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<Machine>> {
+        let filters = HashMap::from([("label".to_owned(), vec![LABEL_BOX.to_owned()])]);
+        let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        let list = self.docker.list_containers(Some(options)).await.map_err(|e| self.engine(e))?;
+        let mut out = Vec::new();
+        for c in list {
+            let Some(id) = c.id else { continue };
+            match self.inspect(&id).await {
+                Ok(m) => out.push(m),
+                Err(RuntimeError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    async fn stop(&self, id: &str) -> Result<()> {
+        let options = StopContainerOptionsBuilder::default().t(10).build();
+        self.docker.stop_container(id, Some(options)).await.map_err(|e| self.engine(e))
+    }
+
+    async fn start(&self, id: &str) -> Result<Machine> {
+        self.docker.start_container(id, None).await.map_err(|e| self.engine(e))?;
+        self.inspect(id).await
+    }
+
+    async fn pause(&self, id: &str) -> Result<()> {
+        self.docker.pause_container(id).await.map_err(|e| self.engine(e))
+    }
+
+    async fn resume(&self, id: &str) -> Result<()> {
+        self.docker.unpause_container(id).await.map_err(|e| self.engine(e))
+    }
+}

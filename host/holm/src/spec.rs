@@ -1,0 +1,288 @@
+//! Checks a box's spec and placement before anything starts, naming every
+//! wrong field at once.
+
+use holm_proto::Issue;
+use holm_proto::guest::Profile;
+use holm_proto::host::{BoxSpec, Can, Placement};
+
+/// The default screen size.
+pub const DEFAULT_SIZE: (u32, u32) = (1280, 800);
+/// The shortest lifetime or idle timeout a box may ask for, in seconds.
+pub const MIN_LIFETIME_SECS: u64 = 60;
+/// The lifetime of a box that asks for none: one hour.
+pub const DEFAULT_LIFETIME_SECS: u64 = 3600;
+
+/// A spec with its defaults filled in and its values checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// 1 to 6.
+    pub screens: u8,
+    /// Width and height of every screen.
+    pub size: (u32, u32),
+    /// The display server.
+    pub display: Profile,
+    /// Whether Chromium runs.
+    pub browser: bool,
+    /// Apps, sorted and without repeats.
+    pub apps: Vec<String>,
+    /// Packages, sorted and without repeats.
+    pub packages: Vec<String>,
+    /// Memory limit in bytes.
+    pub memory_bytes: Option<u64>,
+    /// CPU limit in billionths of a CPU.
+    pub nano_cpus: Option<u64>,
+    /// Seconds from creation to removal.
+    pub lifetime_secs: u64,
+    /// Seconds without a command before removal.
+    pub idle_timeout_secs: Option<u64>,
+}
+
+/// The lifetimes a runtime allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// For a box that asks for none.
+    pub default_secs: u64,
+    /// The most a box may ask for.
+    pub max_secs: u64,
+}
+
+impl Default for Lifetimes {
+    fn default() -> Self {
+        Self { default_secs: DEFAULT_LIFETIME_SECS, max_secs: 24 * 3600 }
+    }
+}
+
+/// Checks `spec` and `placement` against what the runtime can do.
+pub fn resolve(
+    spec: &BoxSpec,
+    placement: &Placement,
+    can: &Can,
+    lifetimes: Lifetimes,
+) -> Result<Resolved, Vec<Issue>> {
+    let mut issues = Vec::new();
+    let mut issue =
+        |path: &str, problem: String| issues.push(Issue { path: path.to_owned(), problem });
+
+    let screens = spec.screens.unwrap_or(1);
+    let max_screens = can.screens.max(1);
+    if !(1..=max_screens).contains(&screens) {
+        issue("spec.screens", format!("must be 1 to {max_screens} on this runtime, not {screens}"));
+    }
+    let size = match spec.screen_size.as_deref() {
+        None => DEFAULT_SIZE,
+        Some(s) => parse_size(s).unwrap_or_else(|e| {
+            issue("spec.screen_size", e);
+            DEFAULT_SIZE
+        }),
+    };
+    let display = spec.display.unwrap_or_default();
+    if display == Profile::Wayland && !can.wayland {
+        issue("spec.display", "this runtime cannot run Wayland boxes yet; use x11".to_owned());
+    }
+    if let Some(name) = &spec.name {
+        if name.is_empty()
+            || name.len() > 63
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            issue("spec.name", "must be 1 to 63 letters, digits, '-' or '_'".to_owned());
+        }
+    }
+    if spec.labels.len() > 32 {
+        issue("spec.labels", format!("at most 32 labels, not {}", spec.labels.len()));
+    }
+    for (k, v) in &spec.labels {
+        if k.is_empty() || k.len() > 63 || v.len() > 255 || k.starts_with("holm.") {
+            issue(
+                &format!("spec.labels.{k}"),
+                "keys are 1 to 63 characters and may not start with holm.; values at most 255"
+                    .to_owned(),
+            );
+        }
+    }
+    let mut apps = spec.apps.clone();
+    apps.sort();
+    apps.dedup();
+    let mut packages = spec.packages.clone();
+    packages.sort();
+    packages.dedup();
+
+    let memory_bytes = match placement.memory.as_deref() {
+        None => None,
+        Some(m) => match parse_memory(m) {
+            Ok(b) if b < 256 * 1024 * 1024 => {
+                issue("placement.memory", format!("{m} is less than the 256m a desktop needs"));
+                None
+            }
+            Ok(b) => Some(b),
+            Err(e) => {
+                issue("placement.memory", e);
+                None
+            }
+        },
+    };
+    let nano_cpus = match placement.cpus {
+        None => None,
+        Some(c) if c.is_finite() && c > 0.0 && c <= 256.0 => Some((c * 1e9).round() as u64),
+        Some(c) => {
+            issue("placement.cpus", format!("must be above 0 and at most 256, not {c}"));
+            None
+        }
+    };
+    if (memory_bytes.is_some() || nano_cpus.is_some()) && !can.resources {
+        issue(
+            "placement",
+            "this runtime sets memory and CPUs when its image is built, not per box".to_owned(),
+        );
+    }
+    let lifetime_secs = placement.expires_after_secs.unwrap_or(lifetimes.default_secs);
+    if lifetime_secs < MIN_LIFETIME_SECS {
+        issue(
+            "placement.expires_after_secs",
+            format!("must be at least {MIN_LIFETIME_SECS} seconds, not {lifetime_secs}"),
+        );
+    } else if lifetime_secs > lifetimes.max_secs {
+        issue(
+            "placement.expires_after_secs",
+            format!(
+                "{lifetime_secs} seconds is above this runtime's maximum lifetime of {} seconds",
+                lifetimes.max_secs
+            ),
+        );
+    }
+    if let Some(idle) = placement.idle_timeout_secs {
+        if idle < MIN_LIFETIME_SECS {
+            issue(
+                "placement.idle_timeout_secs",
+                format!("must be at least {MIN_LIFETIME_SECS} seconds, not {idle}"),
+            );
+        }
+    }
+    if issues.is_empty() {
+        Ok(Resolved {
+            screens,
+            size,
+            display,
+            browser: spec.browser.unwrap_or(true),
+            apps,
+            packages,
+            memory_bytes,
+            nano_cpus,
+            lifetime_secs,
+            idle_timeout_secs: placement.idle_timeout_secs,
+        })
+    } else {
+        Err(issues)
+    }
+}
+
+/// Parses `1280x800`.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{s:?} is not WIDTHxHEIGHT, such as 1280x800");
+    let (w, h) = s.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if !(320..=7680).contains(&w) || !(200..=4320).contains(&h) {
+        return Err(format!("{s:?} is outside 320x200 to 7680x4320"));
+    }
+    Ok((w, h))
+}
+
+/// Parses a memory size such as `4g`, `512m`, `1.5g`, `2GiB` or a number of bytes.
+pub fn parse_memory(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size such as 4g or 512m"))?;
+    let mult: f64 = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("{s:?} has an unknown unit; use k, m, g or t")),
+    };
+    let bytes = n * mult;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > 1e15 {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn can() -> Can {
+        Can { screens: 6, resources: true, ..Can::default() }
+    }
+
+    #[test]
+    fn defaults() {
+        let r = resolve(&BoxSpec::default(), &Placement::default(), &can(), Lifetimes::default())
+            .unwrap();
+        assert_eq!(r.screens, 1);
+        assert_eq!(r.size, (1280, 800));
+        assert!(r.browser);
+        assert_eq!(r.lifetime_secs, 3600);
+    }
+
+    #[test]
+    fn every_wrong_field_is_named() {
+        let spec =
+            BoxSpec { screens: Some(7), screen_size: Some("huge".into()), ..BoxSpec::default() };
+        let placement = Placement {
+            memory: Some("lots".into()),
+            cpus: Some(-1.0),
+            expires_after_secs: Some(10),
+            idle_timeout_secs: Some(5),
+            ..Placement::default()
+        };
+        let issues = resolve(&spec, &placement, &can(), Lifetimes::default()).unwrap_err();
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.screens",
+                "spec.screen_size",
+                "placement.memory",
+                "placement.cpus",
+                "placement.expires_after_secs",
+                "placement.idle_timeout_secs"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lifetime_over_the_maximum_gives_both_numbers() {
+        let placement = Placement { expires_after_secs: Some(7200), ..Placement::default() };
+        let issues = resolve(
+            &BoxSpec::default(),
+            &placement,
+            &can(),
+            Lifetimes { default_secs: 3600, max_secs: 3600 },
+        )
+        .unwrap_err();
+        assert!(
+            issues[0].problem.contains("7200") && issues[0].problem.contains("3600"),
+            "{}",
+            issues[0].problem
+        );
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_memory("4g").unwrap(), 4 << 30);
+        assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_memory("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_memory("1048576").unwrap(), 1 << 20);
+        assert!(parse_memory("4q").is_err());
+        assert!(parse_memory("").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1920x1080").unwrap(), (1920, 1080));
+        assert!(parse_size("10x10").is_err());
+        assert!(parse_size("wide").is_err());
+    }
+}
