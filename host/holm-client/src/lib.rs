@@ -17,16 +17,22 @@ pub use server::Client;
 
 use std::sync::Once;
 
-/// Builds the HTTP client every holm client uses.
-pub(crate) fn http() -> reqwest::Client {
+/// A `reqwest` client builder with TLS ready (the `ring` provider), for
+/// every HTTP client in holm.
+pub fn client_builder() -> reqwest::ClientBuilder {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Another part of the process may have chosen a provider already.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
     reqwest::Client::builder()
+}
+
+/// Builds the HTTP client every holm client uses.
+pub(crate) fn http() -> reqwest::Client {
+    client_builder()
         .pool_idle_timeout(std::time::Duration::from_secs(60))
         .tcp_nodelay(true)
         .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .expect("a TLS provider is installed")
 }

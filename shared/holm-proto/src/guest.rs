@@ -19,6 +19,7 @@ pub const DEFAULT_GUEST_PORT: u16 = 8765;
 
 /// A list, one page of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "PageOf{T}")]
 pub struct Page<T> {
     /// The items.
     pub data: Vec<T>,

@@ -137,6 +137,18 @@ impl Runtime for DockerRuntime {
         Ok(crate::image::ensure_image(&self.docker, request, progress).await?)
     }
 
+    async fn images(&self) -> Result<Vec<holm_proto::host::ImageInfo>> {
+        let mut list = crate::image::list_images(&self.docker).await?;
+        for image in &mut list {
+            image.runtime.clone_from(&self.name);
+        }
+        Ok(list)
+    }
+
+    async fn make_base(&self, progress: &mut (dyn FnMut(String) + Send)) -> Result<()> {
+        Ok(crate::image::ensure_base(&self.docker, progress).await?)
+    }
+
     async fn create(&self, spec: &MachineSpec) -> Result<Machine> {
         let mut labels: HashMap<String, String> = spec.labels.clone().into_iter().collect();
         labels.insert(LABEL_BOX.to_owned(), spec.box_id.clone());

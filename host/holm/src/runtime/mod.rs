@@ -153,6 +153,14 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
     async fn remove(&self, id: &str) -> Result<()>;
     /// Every machine of holm's on this runtime, found by label.
     async fn list(&self) -> Result<Vec<Machine>>;
+    /// The images holm built on this runtime.
+    async fn images(&self) -> Result<Vec<holm_proto::host::ImageInfo>> {
+        Ok(Vec::new())
+    }
+    /// Makes the air-gapped base image if it is missing.
+    async fn make_base(&self, _progress: &mut (dyn FnMut(String) + Send)) -> Result<()> {
+        Err(self.unsupported("make a base image"))
+    }
     /// Stops a machine, keeping its files.
     async fn stop(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("stop {id}")))

@@ -1,0 +1,187 @@
+//! holmd's REST API under `/v1`.
+//!
+//! Every route is declared once in [`routes`], which both serves it and
+//! documents it in `/v1/openapi.json`. Every route but the public ones needs
+//! `Authorization: Bearer <HOLM_SERVER_TOKEN>` when a token is set. Every
+//! response carries `x-request-id`; every error has the one shape.
+
+mod boxes;
+pub mod doc;
+mod forward;
+mod images;
+mod runtimes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use holm_http::Error;
+use holm_proto::guest::{
+    CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo, FileStat, Info,
+    InputRequest, InputResult, ListQuery, MkdirRequest, OutputEvent, OutputPage, OutputQuery, Page,
+    PathQuery, ProcessInfo, ProcessStart, RemoveRequest, RenameRequest, Screen, ScreenshotOptions,
+    SignalRequest, StdinQuery, WriteQuery,
+};
+use holm_proto::host::{
+    AppInfo, BoxInfo, BuildEvent, BuildImage, CreateBox, ImageInfo, ListBoxes, RuntimeInfo,
+    ServerHealth, WaitQuery,
+};
+
+use self::doc::{Api, Op};
+use crate::service::Service;
+
+/// What every handler can reach.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The boxes and runtimes.
+    pub service: Arc<Service>,
+    /// The HTTP client that forwards to guests (pooled connections).
+    pub http: reqwest::Client,
+    /// The OpenAPI document, made once.
+    pub openapi: Arc<serde_json::Value>,
+}
+
+/// Every route, served and documented.
+pub fn routes() -> Api<AppState> {
+    use self::{boxes as b, forward as f, images as i, runtimes as r};
+    Api::default()
+        .get("/v1/health", r::health, Op::json::<ServerHealth>("server", "The server answers").public())
+        .get("/v1/openapi.json", r::openapi, Op::json::<serde_json::Value>("server", "This document").public())
+        .get("/v1/runtimes", r::list, Op::json::<Page<RuntimeInfo>>("runtimes", "The runtimes and what each can do"))
+        .get("/v1/runtimes/{name}", r::get, Op::json::<RuntimeInfo>("runtimes", "One runtime"))
+        .post(
+            "/v1/boxes",
+            b::create,
+            Op::json::<BoxInfo>("boxes", "Create a box; with wait_for=running, answer once it runs")
+                .body::<CreateBox>()
+                .query::<WaitQuery>()
+                .status(201),
+        )
+        .get("/v1/boxes", b::list, Op::json::<Page<BoxInfo>>("boxes", "The boxes, a page at a time").query::<ListBoxes>())
+        .get(
+            "/v1/boxes/{id}",
+            b::get,
+            Op::json::<BoxInfo>("boxes", "One box; with wait_for, answer once it is in that state").query::<WaitQuery>(),
+        )
+        .delete("/v1/boxes/{id}", b::remove, Op::json::<BoxInfo>("boxes", "Remove a box"))
+        .get("/v1/boxes/{id}/info", f::forward, Op::json::<Info>("desktop", "The guest's version, screens and capabilities"))
+        .get("/v1/boxes/{id}/screens", f::forward, Op::json::<Page<Screen>>("desktop", "The box's screens"))
+        .get("/v1/boxes/{id}/screens/{screen}", f::forward, Op::json::<Screen>("desktop", "One screen"))
+        .get(
+            "/v1/boxes/{id}/screens/{screen}/cursor",
+            f::forward,
+            Op::json::<CursorPosition>("desktop", "Where the pointer is"),
+        )
+        .get(
+            "/v1/boxes/{id}/screens/{screen}/screenshot",
+            f::forward,
+            Op::image("desktop", "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame")
+                .query::<ScreenshotOptions>(),
+        )
+        .post(
+            "/v1/boxes/{id}/screens/{screen}/input",
+            f::forward,
+            Op::json_or_image::<InputResult>("desktop", "Input actions in order; with screenshot, answer the image after them")
+                .body::<InputRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/commands/run",
+            f::forward,
+            Op::json::<CommandResult>("commands", "Run a command and wait for it").body::<CommandRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/commands/stream",
+            f::forward,
+            Op::ndjson::<CommandEvent>("commands", "Run a command and stream its events").body::<CommandRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/processes",
+            f::forward,
+            Op::json::<ProcessInfo>("processes", "Start a background process").body::<ProcessStart>(),
+        )
+        .get("/v1/boxes/{id}/processes", f::forward, Op::json::<Page<ProcessInfo>>("processes", "The background processes"))
+        .get("/v1/boxes/{id}/processes/{process}", f::forward, Op::json::<ProcessInfo>("processes", "One background process"))
+        .delete(
+            "/v1/boxes/{id}/processes/{process}",
+            f::forward,
+            Op::empty("processes", "Kill a background process if it runs, and forget it"),
+        )
+        .get(
+            "/v1/boxes/{id}/processes/{process}/output",
+            f::forward,
+            Op::json_or_ndjson::<OutputPage, OutputEvent>("processes", "Output events after a cursor; follow=true streams")
+                .query::<OutputQuery>(),
+        )
+        .post(
+            "/v1/boxes/{id}/processes/{process}/stdin",
+            f::forward,
+            Op::empty("processes", "Write the raw body to standard input; eof=true closes it")
+                .query::<StdinQuery>()
+                .raw_body(),
+        )
+        .post(
+            "/v1/boxes/{id}/processes/{process}/signal",
+            f::forward,
+            Op::empty("processes", "Send a signal").body::<SignalRequest>(),
+        )
+        .get("/v1/boxes/{id}/files/content", f::forward, Op::bytes("files", "Read a file").query::<PathQuery>())
+        .put(
+            "/v1/boxes/{id}/files/content",
+            f::forward,
+            Op::json::<FileInfo>("files", "Write a file atomically, making parents").query::<WriteQuery>().raw_body(),
+        )
+        .get("/v1/boxes/{id}/files/list", f::forward, Op::json::<Page<FileInfo>>("files", "List a directory").query::<ListQuery>())
+        .get("/v1/boxes/{id}/files/stat", f::forward, Op::json::<FileStat>("files", "Describe a path").query::<PathQuery>())
+        .post("/v1/boxes/{id}/files/mkdir", f::forward, Op::json::<FileInfo>("files", "Make a directory").body::<MkdirRequest>())
+        .post("/v1/boxes/{id}/files/remove", f::forward, Op::empty("files", "Remove a path").body::<RemoveRequest>())
+        .post("/v1/boxes/{id}/files/rename", f::forward, Op::json::<FileInfo>("files", "Rename a path").body::<RenameRequest>())
+        .get("/v1/images", i::list, Op::json::<Page<ImageInfo>>("images", "The images holm built"))
+        .post(
+            "/v1/images/build",
+            i::build,
+            Op::ndjson::<BuildEvent>("images", "Build a box image and stream the build").body::<BuildImage>(),
+        )
+        .post(
+            "/v1/images/base",
+            i::base,
+            Op::ndjson::<BuildEvent>("images", "Make the air-gapped base image if it is missing").body::<BuildImage>(),
+        )
+        .get("/v1/apps", i::apps, Op::json::<Page<AppInfo>>("images", "The app catalogue"))
+}
+
+/// Builds the whole router for `service`, with `token` required when set.
+pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
+    let (router, ops) = routes().into_parts();
+    let public_paths: Arc<Vec<&'static str>> =
+        Arc::new(ops.iter().filter(|o| o.is_public()).map(|o| o.path()).collect());
+    let openapi = Arc::new(doc::openapi(&ops, env!("CARGO_PKG_VERSION")));
+    let state = AppState { service, http: forward::client(), openapi };
+    let token: Option<Arc<[u8]>> = token.map(|t| t.as_bytes().into());
+    Router::new()
+        .merge(router)
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            let token = token.clone();
+            let public_paths = Arc::clone(&public_paths);
+            async move {
+                match token {
+                    Some(t) if !public_paths.contains(&req.uri().path()) => {
+                        holm_http::require_bearer(&t, "the server token", req, next).await
+                    }
+                    _ => next.run(req).await,
+                }
+            }
+        }))
+        .layer(middleware::from_fn(holm_http::request_id))
+}
+
+async fn route_not_found(req: Request) -> Error {
+    holm_http::route_not_found(req.method(), req.uri().path())
+}
+
+async fn method_not_allowed(req: Request) -> Error {
+    holm_http::method_not_allowed(req.method(), req.uri().path())
+}

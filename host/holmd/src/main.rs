@@ -1,0 +1,47 @@
+//! The `holmd` binary.
+
+use tokio::net::TcpListener;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holmd=info,holm=info")),
+        )
+        .init();
+    let config = holmd::config::ServerConfig::from_env().map_err(anyhow::Error::msg)?;
+    let service = holmd::service(&config).await?;
+    let listener = TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
+    if config.token.is_none() {
+        tracing::warn!(
+            "HOLM_SERVER_TOKEN is not set: the API answers without a credential, on loopback only"
+        );
+    }
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        runtimes = ?service.runtime_names(),
+        state_dir = %config.state_dir.display(),
+        "holmd is listening"
+    );
+    holmd::serve(listener, service, config.token.clone(), shutdown()).await?;
+    tracing::info!("holmd stopped; boxes keep running");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM: both shut down cleanly.
+async fn shutdown() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
