@@ -1,1 +1,0 @@
-//! holm-cli (to come).

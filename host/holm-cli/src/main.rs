@@ -1,0 +1,25 @@
+//! `holm`: the command line of holm.
+//!
+//! It talks to holmd at `HOLM_SERVER_URL` (default `http://127.0.0.1:8080`)
+//! with `HOLM_SERVER_TOKEN`. Every command takes `--json`. Errors go to
+//! standard error in the one error shape, and the exit status is non-zero.
+
+mod cmd;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = cmd::Cli::parse();
+    let json = cli.json;
+    match cmd::run(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            output::error(&e, json);
+            ExitCode::FAILURE
+        }
+    }
+}
