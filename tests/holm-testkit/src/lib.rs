@@ -1,1 +1,193 @@
-//! holm-testkit (to come).
+//! The end-to-end harness.
+//!
+//! - [`e2e_enabled`]: the gate. Without `HOLM_E2E` or `CI`, end-to-end tests
+//!   print a message and return. With either, a Docker engine that does not
+//!   answer **fails** the test: CI never skips silently. When the tests run,
+//!   `target/.holm_e2e_cookie` is written as proof.
+//! - [`ensure_image`]: the box image, built once for all test processes (a
+//!   file lock serialises them), with the air-gapped base made first when
+//!   `debian:bookworm-slim` is missing.
+//! - [`TestServer`]: a real holmd in the test process on a loopback port,
+//!   with a token and its own state directory; on drop it removes every box
+//!   it made.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use holm::runtime::Runtime;
+use holm::runtime::docker::DockerRuntime;
+use holm_client::Client;
+
+/// Whether end-to-end tests should run. Panics when they should run but
+/// Docker does not answer.
+pub async fn e2e_enabled() -> bool {
+    let wanted = std::env::var_os("HOLM_E2E").is_some() || std::env::var_os("CI").is_some();
+    if std::env::var_os("HOLM_SKIP_E2E").is_some() && std::env::var_os("CI").is_none() {
+        eprintln!("skipping e2e: HOLM_SKIP_E2E is set");
+        return false;
+    }
+    if !wanted {
+        eprintln!("skipping e2e: set HOLM_E2E=1 to run the end-to-end tests against Docker");
+        return false;
+    }
+    let rt = DockerRuntime::connect("docker")
+        .unwrap_or_else(|e| panic!("end-to-end tests need Docker: {e}"));
+    if let Err(e) = rt.ping().await {
+        panic!(
+            "end-to-end tests need a Docker engine that answers (start dockerd, or run .ci/run): {e}"
+        );
+    }
+    let _ = std::fs::write(target_dir().join(".holm_e2e_cookie"), b"e2e ran\n");
+    init_tracing();
+    true
+}
+
+fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holm=info,holmd=info")),
+        )
+        .with_test_writer()
+        .try_init();
+}
+
+/// The workspace's `target` directory.
+pub fn target_dir() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = manifest
+        .parent()
+        .and_then(|p| p.parent())
+        .map_or_else(|| PathBuf::from("target"), |w| w.join("target"));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// An exclusive lock on a file, held until dropped; it orders test processes.
+struct FileLock(File);
+
+impl FileLock {
+    fn acquire(name: &str) -> Self {
+        let file = File::create(target_dir().join(name)).expect("create a lock file in target/");
+        // SAFETY: flock takes a valid open descriptor and an integer flag.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+        Self(file)
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // SAFETY: as above; unlocking a held lock.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Makes sure the default box image exists on the local engine (making the
+/// base image first if needed) and answers its tag.
+pub async fn ensure_image() -> String {
+    let _lock = FileLock::acquire(".holm_e2e_image.lock");
+    let rt = DockerRuntime::connect("docker").expect("docker");
+    let mut progress = |line: String| eprintln!("[image] {line}");
+    rt.make_base(&mut progress).await.expect("make the base image");
+    let request = holm::image::ImageRequest::default();
+    rt.prepare_image(&request, &mut progress).await.expect("build the box image")
+}
+
+/// A holmd in the test process.
+#[derive(Debug)]
+pub struct TestServer {
+    /// A client with the right token.
+    pub client: Client,
+    /// The server's URL.
+    pub url: String,
+    /// The token.
+    pub token: String,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    _dir: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestServer {
+    /// Starts a server with the docker runtime, after making sure the image exists.
+    pub async fn start() -> Self {
+        ensure_image().await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let token = format!("test-token-{}", holm::ids::new_secret());
+        let state_dir = dir.path().join("state");
+        let config = holmd::config::ServerConfig {
+            addr: ([127, 0, 0, 1], 0).into(),
+            token: Some(token.clone()),
+            state_dir: state_dir.clone(),
+            runtimes: Some(vec!["docker".into()]),
+            public_url: None,
+        };
+        let service = holmd::service(&config).await.expect("start the service");
+        let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let task_token = token.clone();
+        let task = tokio::spawn(async move {
+            let _ = holmd::serve(listener, service, Some(task_token), std::future::pending()).await;
+        });
+        let client = Client::new(&url, Some(&token));
+        Self { client, url, token, state_dir, _dir: dir, task }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+        // Remove every box this server made, whatever the test did.
+        let store = self.state_dir.join("boxes");
+        let ids: Vec<String> = std::fs::read_dir(&store)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter_map(|e| {
+                        e.path().file_stem().and_then(|s| s.to_str()).map(str::to_owned)
+                    })
+                    .filter(|s| s.starts_with("box_"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if ids.is_empty() {
+            return;
+        }
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            rt.block_on(async {
+                let Ok(docker) = DockerRuntime::connect("docker") else { return };
+                for id in ids {
+                    let _ = docker.remove(&holm::runtime::docker::container_name(&id)).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// Polls `f` until it returns `Some`, or panics after `timeout` naming `what`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether a container for `box_id` exists on the local engine.
+pub async fn container_exists(box_id: &str) -> bool {
+    let docker = DockerRuntime::connect("docker").expect("docker");
+    docker.inspect(&holm::runtime::docker::container_name(box_id)).await.is_ok()
+}
