@@ -64,6 +64,19 @@ impl Error {
             io::ErrorKind::DirectoryNotEmpty => {
                 (ErrorCode::DirectoryNotEmpty, "the directory is not empty")
             }
+            io::ErrorKind::ReadOnlyFilesystem => {
+                (ErrorCode::PermissionDenied, "the file system is read-only")
+            }
+            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+                (ErrorCode::PayloadTooLarge, "no space is left on the device")
+            }
+            io::ErrorKind::FileTooLarge => (ErrorCode::PayloadTooLarge, "the file is too large"),
+            io::ErrorKind::InvalidFilename => {
+                (ErrorCode::InvalidRequest, "the name is too long or not allowed")
+            }
+            _ if e.raw_os_error() == Some(libc::ELOOP) => {
+                (ErrorCode::InvalidRequest, "too many levels of symbolic links")
+            }
             _ => return Self::internal(format!("{path}: {e}")),
         };
         Self(
