@@ -6,19 +6,20 @@ use std::convert::Infallible;
 use axum::Json;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use holm_proto::ApiError;
 use holm_proto::guest::{CommandEvent, CommandRequest, CommandResult};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use super::AppState;
 use super::error::Error;
 use super::extract::StrictJson;
+use super::{AppState, RequestId};
 use crate::exec;
 
 pub(super) fn routes() -> Router<AppState> {
@@ -38,8 +39,10 @@ async fn run(
 /// ordinary error response; from then on everything is an event.
 async fn stream(
     State(state): State<AppState>,
+    request_id: Option<Extension<RequestId>>,
     StrictJson(req): StrictJson<CommandRequest>,
 ) -> Result<Response, Error> {
+    let request_id = request_id.map(|Extension(RequestId(id))| id);
     // A stream holds nothing, so it keeps all output unless asked otherwise.
     let (spec, limits) = exec::check_request(&req, state.processes.home(), None)?;
     spec.check_cwd().await?;
@@ -65,6 +68,14 @@ async fn stream(
             &pump_cancel,
         )
         .await;
+        if outcome.status.is_none() {
+            // The reaper lost the status: say so rather than invent an exit.
+            tracing::error!(pid, "the exit status of a streamed command was lost");
+            let mut error = ApiError::internal();
+            error.request_id = request_id;
+            let _ = tx.send(CommandEvent::Error { error }).await;
+            return;
+        }
         let (exit_code, signal) = outcome.code_and_signal();
         let _ = tx
             .send(CommandEvent::Exit {

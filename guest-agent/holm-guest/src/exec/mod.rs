@@ -678,6 +678,9 @@ pub async fn run(
         &CancellationToken::new(),
     )
     .await;
+    if outcome.status.is_none() {
+        return Err(Error::internal(format!("the exit status of {} was lost", spec.program)));
+    }
     let (exit_code, signal) = outcome.code_and_signal();
     Ok(CommandResult {
         exit_code,
