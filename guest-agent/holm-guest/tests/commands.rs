@@ -661,3 +661,20 @@ async fn shutdown_ends_every_command_and_process() {
     assert_eq!(output.all().await.last().unwrap()["type"], "exit");
     assert_eq!(stream.all().await.last().unwrap()["type"], "exit");
 }
+
+#[tokio::test]
+async fn a_grandchild_flooding_the_pipe_does_not_keep_the_command_running() {
+    let g = guest().await;
+    // `yes` writes into the inherited pipe as fast as it can, before the
+    // shell ends and after.
+    let r = run(
+        &g,
+        json!({"command": "yes flood & echo $! >&2; sleep 1", "output_limit": 100, "timeout_ms": 20000}),
+    )
+    .await;
+    let flooder: i64 = r["stderr"].as_str().unwrap().trim().parse().unwrap();
+    // SAFETY: kill takes plain integers.
+    unsafe { libc::kill(flooder as i32, libc::SIGKILL) };
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert_eq!(r["timed_out"], false, "the command ended with its shell");
+}

@@ -122,6 +122,12 @@ async fn text_binary_and_unicode_names_round_trip() {
     assert_eq!(read(&g, &path).await.text().await.unwrap(), "ünï\u{1F600}");
     assert!(Path::new(&path).is_file());
 
+    // Files that report size 0 but have content, as in /proc, are read to
+    // their end.
+    let r = read(&g, "/proc/version").await;
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().starts_with("Linux"));
+
     let path = p(&g, "empty");
     let (_, info) = put(&g, &path, "").await;
     assert_eq!(info["size"], 0);

@@ -534,11 +534,16 @@ pub async fn pump<S: Sink>(
     let mut out_buf = vec![0u8; CHUNK];
     let mut err_buf = vec![0u8; CHUNK];
     let (mut out_open, mut err_open) = (true, true);
+    // The end comes before the pipes: once the process is reaped, everything
+    // it wrote is in the pipes and the drain below takes it, while a
+    // grandchild that floods the inherited pipes cannot keep this loop from
+    // seeing the end.
     let status = loop {
         tokio::select! {
             biased;
             () = cancel.cancelled(), if !ctl.killed => ctl.kill(false),
             () = tokio::time::sleep_until(ctl.until()), if ctl.timer_armed() => ctl.kill(true),
+            status = &mut exit => break status.ok(),
             r = stdout.read(&mut out_buf), if out_open => match r {
                 Ok(n) if n > 0 => {
                     let text = out.push(&out_buf[..n]);
@@ -557,7 +562,6 @@ pub async fn pump<S: Sink>(
                 }
                 _ => err_open = false,
             },
-            status = &mut exit => break status.ok(),
         }
     };
     // The process is gone; what remains in its group is left alone.
