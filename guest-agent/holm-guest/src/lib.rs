@@ -7,6 +7,8 @@
 
 pub mod api;
 pub mod config;
+pub mod exec;
+pub mod files;
 pub mod proc;
 pub mod supervisor;
 
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 /// What this guest can do, as reported by `GET /v1/info`.
-pub const CAPABILITIES: &[&str] = &[];
+pub const CAPABILITIES: &[&str] = &["commands.run", "commands.stream", "processes", "files"];
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
 /// the API on `config.addr`.
@@ -27,13 +29,21 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     let supervisor =
         supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
+    let processes = exec::Processes::new(exec::BaseEnv::new(&config));
     let state = api::AppState {
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
         started: Instant::now(),
+        processes: Arc::clone(&processes),
     };
     let app = api::app(state);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    // Commands are ended as soon as the signal comes: a running command or a
+    // followed process would otherwise hold the graceful shutdown open.
+    let stop = async move {
+        shutdown_signal().await;
+        processes.shutdown(Duration::from_secs(2)).await;
+    };
+    axum::serve(listener, app).with_graceful_shutdown(stop).await?;
     tracing::info!("shutting down the desktop");
     supervisor.shutdown(Duration::from_secs(3)).await;
     Ok(())

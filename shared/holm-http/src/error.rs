@@ -45,6 +45,13 @@ pub fn body(err: ApiError, status: StatusCode) -> Response {
 }
 
 impl Error {
+    /// Adds a hint: what the caller can do next.
+    #[must_use]
+    pub fn hint(mut self, hint: &str) -> Self {
+        self.0.hint = Some(hint.to_owned());
+        self
+    }
+
     /// An internal error. What went wrong is logged, not answered.
     pub fn internal(what: impl std::fmt::Display) -> Self {
         tracing::error!(error = %what, "internal error");
@@ -63,6 +70,19 @@ impl Error {
             }
             io::ErrorKind::DirectoryNotEmpty => {
                 (ErrorCode::DirectoryNotEmpty, "the directory is not empty")
+            }
+            io::ErrorKind::ReadOnlyFilesystem => {
+                (ErrorCode::PermissionDenied, "the file system is read-only")
+            }
+            io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+                (ErrorCode::PayloadTooLarge, "no space is left on the device")
+            }
+            io::ErrorKind::FileTooLarge => (ErrorCode::PayloadTooLarge, "the file is too large"),
+            io::ErrorKind::InvalidFilename => {
+                (ErrorCode::InvalidRequest, "the name is too long or not allowed")
+            }
+            _ if e.raw_os_error() == Some(libc::ELOOP) => {
+                (ErrorCode::InvalidRequest, "too many levels of symbolic links")
             }
             _ => return Self::internal(format!("{path}: {e}")),
         };

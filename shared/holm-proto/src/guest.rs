@@ -633,6 +633,10 @@ pub enum CommandEvent {
         signal: Option<String>,
         /// It ran past its timeout and was killed.
         timed_out: bool,
+        /// Output past `output_limit` was dropped (only when the request
+        /// gave one: a stream keeps everything by default).
+        #[serde(default)]
+        truncated: bool,
         /// How long it ran, in milliseconds.
         duration_ms: u64,
     },
@@ -664,6 +668,17 @@ pub struct ProcessStart {
     /// A name of your own to find the process by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+}
+
+/// The query of `GET /v1/processes`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcessListQuery {
+    /// Only the processes started with this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Only the processes in this state.
+    #[serde(default)]
+    pub state: Option<ProcessState>,
 }
 
 /// Whether a background process still runs.
@@ -816,6 +831,13 @@ pub struct ListQuery {
     /// How many levels to descend (default 1, at most 32).
     #[serde(default)]
     pub depth: Option<u32>,
+    /// At most this many entries (default and most 10000); `next_cursor`
+    /// continues.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 /// What kind of entry a path is.

@@ -4,9 +4,12 @@
 //! but `GET /health` is behind the bearer check. Every response carries
 //! `x-request-id`, and every error has the one shape of [`holm_proto::error`].
 
+mod commands;
 mod core;
 pub mod error;
 pub mod extract;
+mod files;
+mod processes;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -29,6 +32,8 @@ pub struct AppState {
     pub supervisor: Arc<Supervisor>,
     /// When the guest started.
     pub started: Instant,
+    /// Commands and background processes.
+    pub processes: Arc<crate::exec::Processes>,
 }
 
 pub use holm_http::RequestId;
@@ -39,6 +44,9 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/health", axum::routing::get(core::health))
         .merge(core::routes())
+        .merge(commands::routes())
+        .merge(processes::routes())
+        .merge(files::routes())
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
