@@ -17,6 +17,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    scrub_secret();
     let runtime =
         match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
             Ok(rt) => rt,
@@ -31,5 +32,23 @@ fn main() -> ExitCode {
             tracing::error!("{e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Takes the box secret out of the environment, so no component or command
+/// inherits it, and wipes it from the process's original environment block,
+/// which `/proc/<pid>/environ` shows to anyone in the box.
+fn scrub_secret() {
+    // SAFETY: this runs before any other thread exists. `getenv` answers a
+    // pointer into the environment block (or null); the bytes overwritten are
+    // exactly the value's, up to its terminating NUL. `remove_var` then runs
+    // with no other thread reading the environment.
+    unsafe {
+        let value = libc::getenv(c"HOLM_BOX_SECRET".as_ptr());
+        if !value.is_null() {
+            let len = libc::strlen(value);
+            std::ptr::write_bytes(value, b'-', len);
+        }
+        std::env::remove_var("HOLM_BOX_SECRET");
     }
 }

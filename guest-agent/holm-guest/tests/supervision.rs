@@ -105,3 +105,25 @@ async fn every_route_but_health_needs_the_secret() {
     assert_eq!(body["error"]["code"], "route_not_found");
     assert_eq!(body["error"]["request_id"], "req_mine");
 }
+
+#[tokio::test]
+async fn the_secret_is_not_left_in_any_environment() {
+    let g = Guest::start(Options::default()).await;
+    let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let environ = std::fs::read(format!("/proc/{}/environ", g.pid())).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&environ).contains(&g.secret),
+        "the guest's /proc environ shows the secret"
+    );
+    for c in health["components"].as_array().unwrap() {
+        let pid = c["pid"].as_u64().unwrap();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&environ).contains(&g.secret),
+            "{} inherited the secret",
+            c["name"]
+        );
+    }
+    // The API still knows it.
+    assert_eq!(g.get("/v1/info").send().await.unwrap().status(), 200);
+}

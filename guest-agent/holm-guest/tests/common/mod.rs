@@ -184,6 +184,11 @@ impl Guest {
         );
     }
 
+    /// The guest's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The guest's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.home.join("guest.log")).unwrap_or_default()
