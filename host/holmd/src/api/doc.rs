@@ -48,8 +48,8 @@ pub struct Op {
     body: Body,
     answer: Answer,
     status: u16,
-    method: &'static str,
-    path: &'static str,
+    pub(crate) method: &'static str,
+    pub(crate) path: &'static str,
 }
 
 impl Op {
@@ -310,4 +310,63 @@ pub fn openapi(ops: &[Op], version: &str) -> Value {
         },
         "security": [{"bearer": []}],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    out.push(r);
+                }
+                map.values().for_each(|v| refs(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_route_is_documented_and_every_reference_resolves() {
+        let (_, ops) = crate::api::routes().into_parts();
+        let doc = openapi(&ops, "test");
+        assert_eq!(doc["openapi"], "3.1.0");
+        let paths = doc["paths"].as_object().unwrap();
+        for op in &ops {
+            let entry = &paths[op.path][op.method];
+            assert!(entry["responses"].is_object(), "{} {} has no responses", op.method, op.path);
+            assert!(entry["summary"].as_str().is_some_and(|s| !s.is_empty()));
+        }
+        let mut all = Vec::new();
+        refs(&doc, &mut all);
+        assert!(!all.is_empty());
+        for r in all {
+            let pointer = r.strip_prefix('#').expect("local reference");
+            assert!(doc.pointer(pointer).is_some(), "{r} does not resolve");
+        }
+        let ids: std::collections::HashSet<&str> = paths
+            .values()
+            .flat_map(|p| p.as_object().unwrap().values())
+            .map(|o| o["operationId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), ops.len(), "operation ids must be unique");
+    }
+
+    #[test]
+    fn query_types_become_parameters() {
+        let (_, ops) = crate::api::routes().into_parts();
+        let doc = openapi(&ops, "test");
+        let params =
+            doc["paths"]["/v1/boxes/{id}/screens/{screen}/screenshot"]["get"]["parameters"]
+                .as_array()
+                .unwrap();
+        let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+        for want in ["id", "screen", "format", "region", "max_width", "cursor"] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        assert_eq!(doc["paths"]["/v1/health"]["get"]["security"], serde_json::json!([]));
+    }
 }
