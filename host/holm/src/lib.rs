@@ -1,1 +1,3 @@
 //! holm (to come).
+
+pub mod image;
