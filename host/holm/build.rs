@@ -40,10 +40,18 @@ fn main() {
         return;
     }
 
-    let manifest_dir =
-        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    // host/holm → the workspace root, where Cargo.lock and the guest live.
-    let workspace = manifest_dir.join("../..").canonicalize().expect("find the workspace root");
+    // The workspace root, where Cargo.lock and the guest live: the
+    // workspace's `.cargo/config.toml` names it; without that (a build that
+    // does not read it) it is two levels above this crate.
+    println!("cargo:rerun-if-env-changed=HOLM_WORKSPACE_ROOT");
+    let workspace = env::var_os("HOLM_WORKSPACE_ROOT").filter(|v| !v.is_empty()).map_or_else(
+        || {
+            PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"))
+                .join("../..")
+        },
+        PathBuf::from,
+    );
+    let workspace = workspace.canonicalize().expect("find the workspace root");
 
     // Rebuild the guest only when something it is built from changed. Cargo
     // scans a directory named here for any file newer than the last run, so a
