@@ -186,11 +186,40 @@ async fn build(
 }
 
 fn emit_line(line: &str, tail: &mut Tail, progress: &mut (dyn FnMut(Progress) + Send)) {
+    let line = strip_ansi(line);
     let line = line.trim_end();
     if !line.trim().is_empty() {
         tail.push(line);
         progress(Progress::Output(line.to_owned()));
     }
+}
+
+/// Removes terminal escape sequences. The classic builder colours what a
+/// step writes to stderr (`ESC[91m` … `ESC[0m`), often around every few
+/// characters, which would make the lines unreadable in a log or an error.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            // A CSI sequence: parameters and intermediates, then one final
+            // byte in '@'..='~'.
+            chars.next();
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else {
+            // A two-character escape.
+            chars.next();
+        }
+    }
+    out
 }
 
 /// For a failed build with apps from third-party repositories: which
@@ -258,6 +287,16 @@ mod tests {
                 ("holm-guest".to_owned(), 0o755, b"guest".to_vec()),
             ]
         );
+    }
+
+    #[test]
+    fn ansi_colours_are_removed() {
+        assert_eq!(
+            strip_ansi("\x1b[91mc\x1b[0m\x1b[91mu\x1b[0m\x1b[91mrl: (6)\x1b[0m done"),
+            "curl: (6) done"
+        );
+        assert_eq!(strip_ansi("plain ünïcode"), "plain ünïcode");
+        assert_eq!(strip_ansi("cut \x1b["), "cut ");
     }
 
     #[test]
