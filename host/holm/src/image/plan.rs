@@ -157,6 +157,9 @@ fn apps_layer(request: &ImageRequest) -> String {
         commands.push(format!("apt-get install -y --no-install-recommends {}", packages.join(" ")));
     }
     commands.extend(apps.iter().flat_map(|a| &a.run).map(|l| l.trim().to_owned()));
+    // Keep the downloaded packages and the lists out of the layer, whatever
+    // the base's apt settings.
+    commands.push("apt-get clean".to_owned());
     commands.push("rm -rf /var/lib/apt/lists/*".to_owned());
 
     let mut layer = format!(
