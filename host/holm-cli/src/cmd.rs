@@ -706,8 +706,8 @@ async fn image(client: &Client, cmd: ImageCmd, json: bool) -> anyhow::Result<Exi
         }
         ImageCmd::Build { apps, packages, local: true, .. } => {
             let rt = holm::runtime::docker::DockerRuntime::connect("docker")?;
-            let request = holm::image::ImageRequest::checked(&apps, &packages)?;
-            let mut progress = |line: String| eprintln_progress(&line, json);
+            let request = holm::image::ImageRequest::new(apps, packages)?;
+            let mut progress = |p: holm::image::Progress| progress_line(p, json);
             let tag = holm::runtime::Runtime::prepare_image(&rt, &request, &mut progress).await?;
             if json {
                 output::json(&serde_json::json!({ "image": tag }));
@@ -718,7 +718,7 @@ async fn image(client: &Client, cmd: ImageCmd, json: bool) -> anyhow::Result<Exi
         }
         ImageCmd::Base { local: true, .. } => {
             let rt = holm::runtime::docker::DockerRuntime::connect("docker")?;
-            let mut progress = |line: String| eprintln_progress(&line, json);
+            let mut progress = |p: holm::image::Progress| progress_line(p, json);
             holm::runtime::Runtime::make_base(&rt, &mut progress).await?;
             output::line(holm::image::BASE_IMAGE);
             Ok(ExitCode::SUCCESS)
@@ -729,6 +729,17 @@ async fn image(client: &Client, cmd: ImageCmd, json: bool) -> anyhow::Result<Exi
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn progress_line(p: holm::image::Progress, json: bool) {
+    use holm::image::Progress;
+    let line = match p {
+        Progress::Status(m) | Progress::Output(m) => m,
+        Progress::Built { tag } => format!("built {tag}"),
+        Progress::Reused { tag } => format!("{tag} exists; nothing to build"),
+        _ => return,
+    };
+    eprintln_progress(&line, json);
 }
 
 #[allow(clippy::print_stderr)]

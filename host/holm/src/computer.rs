@@ -193,7 +193,8 @@ impl ComputerBuilder {
         let id = ids::new_box_id();
         let secret = ids::new_secret();
         let spec_label = serde_json::to_string(&self.spec).unwrap_or_default();
-        let mut progress = |line: String| tracing::info!(target: "holm::image", "{line}");
+        let mut progress =
+            |p: crate::image::Progress| tracing::info!(target: "holm::image", "{p:?}");
         let launched =
             launch::launch(&*runtime, &id, &resolved, &spec_label, &secret, &mut progress).await?;
         let client = BoxClient::guest(&launched.guest_url, &secret);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use holm_client::BoxClient;
 use holm_proto::guest::{DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
 
-use crate::image::ImageRequest;
+use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
     LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, Runtime, RuntimeError,
 };
@@ -77,7 +77,7 @@ pub async fn launch(
     spec: &Resolved,
     spec_label: &str,
     secret: &str,
-    progress: &mut (dyn FnMut(String) + Send),
+    progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Launched, LaunchError> {
     let request = ImageRequest { apps: spec.apps.clone(), packages: spec.packages.clone() };
     let image = runtime.prepare_image(&request, progress).await?;

@@ -159,11 +159,13 @@ impl Service {
             offered.lifetimes,
         )
         .map_err(ApiError::invalid_fields)?;
-        holm::image::ImageRequest::checked(&resolved.apps, &resolved.packages).map_err(|e| {
-            ApiError::invalid_fields(vec![Issue {
-                path: e.field().to_owned(),
-                problem: e.to_string(),
-            }])
+        holm::image::ImageRequest::new(
+            resolved.apps.iter().cloned(),
+            resolved.packages.iter().cloned(),
+        )
+        .map_err(|e| {
+            let path = format!("spec.{}", e.field().unwrap_or("apps"));
+            ApiError::invalid_fields(vec![Issue { path, problem: e.to_string() }])
         })?;
         let created = now();
         let record = BoxRecord {
@@ -204,7 +206,7 @@ impl Service {
         let record = entry.record();
         let spec_label = serde_json::to_string(&record.spec).unwrap_or_default();
         let id = record.id.clone();
-        let mut progress = |line: String| tracing::info!(box_id = %id, "image: {line}");
+        let mut progress = |p: holm::image::Progress| tracing::info!(box_id = %id, "image: {p:?}");
         let launched = launch::launch(
             &*runtime,
             &record.id,

@@ -90,7 +90,7 @@ impl Drop for FileLock {
 pub async fn ensure_image() -> String {
     let _lock = FileLock::acquire(".holm_e2e_image.lock");
     let rt = DockerRuntime::connect("docker").expect("docker");
-    let mut progress = |line: String| eprintln!("[image] {line}");
+    let mut progress = |p: holm::image::Progress| eprintln!("[image] {p:?}");
     rt.make_base(&mut progress).await.expect("make the base image");
     let request = holm::image::ImageRequest::default();
     rt.prepare_image(&request, &mut progress).await.expect("build the box image")

@@ -21,7 +21,7 @@ use bollard::query_parameters::{
 use holm_proto::host::{Can, Environment, Place};
 
 use super::{LABEL_BOX, Machine, MachineSpec, MachineState, Result, Runtime, RuntimeError};
-use crate::image::ImageRequest;
+use crate::image::{ImageRequest, Progress};
 
 /// Boxes as Docker containers.
 #[derive(Debug, Clone)]
@@ -132,21 +132,34 @@ impl Runtime for DockerRuntime {
     async fn prepare_image(
         &self,
         request: &ImageRequest,
-        progress: &mut (dyn FnMut(String) + Send),
+        progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String> {
         Ok(crate::image::ensure_image(&self.docker, request, progress).await?)
     }
 
     async fn images(&self) -> Result<Vec<holm_proto::host::ImageInfo>> {
-        let mut list = crate::image::list_images(&self.docker).await?;
-        for image in &mut list {
-            image.runtime.clone_from(&self.name);
-        }
-        Ok(list)
+        let list = crate::image::list_images(&self.docker).await?;
+        Ok(list
+            .into_iter()
+            .map(|i| holm_proto::host::ImageInfo {
+                image: i.tag.unwrap_or(i.id),
+                runtime: self.name.clone(),
+                apps: i.apps,
+                packages: i.packages,
+                size: i.size,
+                created_at: u64::try_from(i.created).ok().map(|secs| {
+                    humantime::format_rfc3339_seconds(
+                        std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+                    )
+                    .to_string()
+                }),
+            })
+            .collect())
     }
 
-    async fn make_base(&self, progress: &mut (dyn FnMut(String) + Send)) -> Result<()> {
-        Ok(crate::image::ensure_base(&self.docker, progress).await?)
+    async fn make_base(&self, progress: &mut (dyn FnMut(Progress) + Send)) -> Result<()> {
+        crate::image::ensure_base(&self.docker, progress).await?;
+        Ok(())
     }
 
     async fn create(&self, spec: &MachineSpec) -> Result<Machine> {

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use async_trait::async_trait;
 use holm_proto::host::{Can, Environment, Place};
 
-use crate::image::ImageRequest;
+use crate::image::{ImageRequest, Progress};
 
 /// The label every holm box carries, with the box id as its value.
 pub const LABEL_BOX: &str = "holm.box";
@@ -143,7 +143,7 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
     async fn prepare_image(
         &self,
         request: &ImageRequest,
-        progress: &mut (dyn FnMut(String) + Send),
+        progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String>;
     /// Creates and starts a machine.
     async fn create(&self, spec: &MachineSpec) -> Result<Machine>;
@@ -158,7 +158,7 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
         Ok(Vec::new())
     }
     /// Makes the air-gapped base image if it is missing.
-    async fn make_base(&self, _progress: &mut (dyn FnMut(String) + Send)) -> Result<()> {
+    async fn make_base(&self, _progress: &mut (dyn FnMut(Progress) + Send)) -> Result<()> {
         Err(self.unsupported("make a base image"))
     }
     /// Stops a machine, keeping its files.

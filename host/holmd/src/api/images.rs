@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use holm::image::Progress;
 use holm::runtime::Runtime;
 use holm_http::{Error, StrictJson};
 use holm_proto::guest::Page;
@@ -39,21 +40,25 @@ pub(super) async fn build(
     StrictJson(req): StrictJson<BuildImage>,
 ) -> Result<Response, Error> {
     let runtime = pick(&state, req.runtime.as_deref())?;
-    let request = holm::image::ImageRequest::checked(&req.apps, &req.packages).map_err(|e| {
-        let field = e.field().trim_start_matches("spec.").to_owned();
-        ApiError::invalid_fields(vec![Issue { path: field, problem: e.to_string() }])
+    let request = holm::image::ImageRequest::new(req.apps, req.packages).map_err(|e| {
+        let path = e.field().unwrap_or("apps").to_owned();
+        ApiError::invalid_fields(vec![Issue { path, problem: e.to_string() }])
     })?;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
-        let mut built = false;
+        let mut cached = false;
         let progress_tx = tx.clone();
-        let mut progress = |message: String| {
-            built = true;
-            let _ = progress_tx.send(BuildEvent::Progress { message });
+        let mut progress = |p: Progress| match p {
+            Progress::Reused { .. } => cached = true,
+            other => {
+                if let Some(message) = progress_message(other) {
+                    let _ = progress_tx.send(BuildEvent::Progress { message });
+                }
+            }
         };
         let result = runtime.prepare_image(&request, &mut progress).await;
         let event = match result {
-            Ok(image) => BuildEvent::Done { image, cached: !built },
+            Ok(image) => BuildEvent::Done { image, cached },
             Err(e) => BuildEvent::Error { error: runtime_error(e) },
         };
         let _ = tx.send(event);
@@ -69,8 +74,10 @@ pub(super) async fn base(
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let progress_tx = tx.clone();
-        let mut progress = |message: String| {
-            let _ = progress_tx.send(BuildEvent::Progress { message });
+        let mut progress = |p: Progress| {
+            if let Some(message) = progress_message(p) {
+                let _ = progress_tx.send(BuildEvent::Progress { message });
+            }
         };
         let event = match runtime.make_base(&mut progress).await {
             Ok(()) => BuildEvent::Done { image: holm::image::BASE_IMAGE.to_owned(), cached: false },
@@ -91,5 +98,24 @@ pub(super) async fn list(State(state): State<AppState>) -> Result<Json<Page<Imag
 }
 
 pub(super) async fn apps() -> Json<Page<AppInfo>> {
-    Json(Page::all(holm::image::catalogue()))
+    Json(Page::all(
+        holm::image::catalog()
+            .apps()
+            .map(|a| AppInfo {
+                name: a.name.clone(),
+                description: a.description.clone(),
+                third_party: a.needs_third_party_repository(),
+            })
+            .collect(),
+    ))
+}
+
+/// The line a progress report shows, if any.
+pub(crate) fn progress_message(p: Progress) -> Option<String> {
+    match p {
+        Progress::Status(m) | Progress::Output(m) => Some(m),
+        Progress::Built { tag } => Some(format!("built {tag}")),
+        Progress::Reused { tag } => Some(format!("{tag} exists; nothing to build")),
+        _ => None,
+    }
 }
