@@ -7,8 +7,11 @@
 
 pub mod api;
 pub mod config;
+pub mod image;
+pub mod input;
 pub mod proc;
 pub mod supervisor;
+pub mod x11;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +19,19 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 /// What this guest can do, as reported by `GET /v1/info`.
-pub const CAPABILITIES: &[&str] = &[];
+pub const CAPABILITIES: &[&str] = &[
+    "screenshot.png",
+    "screenshot.jpeg",
+    "screenshot.webp",
+    "screenshot.region",
+    "screenshot.scale",
+    "screenshot.cursor",
+    "screenshot.etag",
+    "input.xtest",
+    "input.settle",
+    "input.unicode",
+    "input.coordinate_space",
+];
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
 /// the API on `config.addr`.
@@ -27,10 +42,12 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     let supervisor =
         supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
+    let x11 = Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect()));
     let state = api::AppState {
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
         started: Instant::now(),
+        x11,
     };
     let app = api::app(state);
     axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;

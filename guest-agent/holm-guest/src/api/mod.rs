@@ -7,6 +7,7 @@
 mod core;
 pub mod error;
 pub mod extract;
+mod screens;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,6 +34,8 @@ pub struct AppState {
     pub supervisor: Arc<Supervisor>,
     /// When the guest started.
     pub started: Instant,
+    /// The X connections of the screens.
+    pub x11: Arc<crate::x11::X11>,
 }
 
 /// The id of the request being served.
@@ -45,6 +48,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/health", axum::routing::get(core::health))
         .merge(core::routes())
+        .merge(screens::routes())
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
