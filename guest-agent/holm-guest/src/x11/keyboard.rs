@@ -19,6 +19,15 @@
 //!   sent the events) and [`SETTLE`] has passed since (the clients have had
 //!   time to read them);
 //! - a keycode held down by `key_down` is never recycled.
+//!
+//! The settle is a bound on how far behind a client may be, not a proof: a
+//! client stalled for longer than [`SETTLE`] while a text with more distinct
+//! missing keysyms than there are spares (19 on Xvfb) is typed can still
+//! decode a recycled keycode with its new keysym. No general way exists to
+//! learn when another client has decoded its events (xterm, for one, does not
+//! answer `_NET_WM_PING`). So the cost is time, paid only by such texts: each
+//! further 19 distinct missing characters wait up to a second. Texts within
+//! the spare count (and any text typed again) never recycle and never wait.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -28,8 +37,11 @@ use x11rb::protocol::xproto::ConnectionExt as _;
 use super::{Conn, XError};
 
 /// How long after a spare keycode's last use (confirmed by a round trip) it
-/// may be re-pointed to another keysym.
-pub const SETTLE: Duration = Duration::from_millis(50);
+/// may be re-pointed to another keysym. Clients stall for hundreds of
+/// milliseconds on first use of a character (xterm loading its locale
+/// converters, a browser its fallback fonts), and events queued behind such a
+/// stall are decoded late; 200 ms was measured to be too short for xterm.
+pub const SETTLE: Duration = Duration::from_millis(1000);
 
 /// A keycode with no keysyms of its own, lent to keysyms the layout lacks.
 #[derive(Debug, Clone)]
