@@ -9,8 +9,11 @@ pub mod api;
 pub mod config;
 pub mod exec;
 pub mod files;
+pub mod image;
+pub mod input;
 pub mod proc;
 pub mod supervisor;
+pub mod x11;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +21,23 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 /// What this guest can do, as reported by `GET /v1/info`.
-pub const CAPABILITIES: &[&str] = &["commands.run", "commands.stream", "processes", "files"];
+pub const CAPABILITIES: &[&str] = &[
+    "commands.run",
+    "commands.stream",
+    "processes",
+    "files",
+    "screenshot.png",
+    "screenshot.jpeg",
+    "screenshot.webp",
+    "screenshot.region",
+    "screenshot.scale",
+    "screenshot.cursor",
+    "screenshot.etag",
+    "input.xtest",
+    "input.settle",
+    "input.unicode",
+    "input.coordinate_space",
+];
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
 /// the API on `config.addr`.
@@ -30,11 +49,13 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     let supervisor =
         supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
     let processes = exec::Processes::new(exec::BaseEnv::new(&config));
+    let x11 = Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect()));
     let state = api::AppState {
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
         started: Instant::now(),
         processes: Arc::clone(&processes),
+        x11,
     };
     let app = api::app(state);
     // Commands are ended as soon as the signal comes: a running command or a

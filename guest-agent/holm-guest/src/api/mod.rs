@@ -10,6 +10,7 @@ pub mod error;
 pub mod extract;
 mod files;
 mod processes;
+mod screens;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -34,6 +35,8 @@ pub struct AppState {
     pub started: Instant,
     /// Commands and background processes.
     pub processes: Arc<crate::exec::Processes>,
+    /// The X connections of the screens.
+    pub x11: Arc<crate::x11::X11>,
 }
 
 pub use holm_http::RequestId;
@@ -47,6 +50,7 @@ pub fn app(state: AppState) -> Router {
         .merge(commands::routes())
         .merge(processes::routes())
         .merge(files::routes())
+        .merge(screens::routes())
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

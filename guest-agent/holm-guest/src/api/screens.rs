@@ -1,0 +1,312 @@
+//! The screen routes: a screen, its pointer, screenshots and input.
+//!
+//! - `GET /v1/screens/{screen}`: a [`Screen`].
+//! - `GET /v1/screens/{screen}/cursor`: a [`CursorPosition`].
+//! - `GET /v1/screens/{screen}/screenshot?format=&quality=&region=&max_width=&max_height=&scale=&cursor=`:
+//!   the raw image, described by the `x-holm-*` headers of
+//!   [`holm_proto::guest::headers`]. The `ETag` is the frame tag (xxh3 of the
+//!   pixels, seeded with the options); `If-None-Match` with it answers 304
+//!   without encoding anything.
+//! - `POST /v1/screens/{screen}/input`: an [`InputRequest`]; answers an
+//!   [`InputResult`], or with `screenshot` the image taken after the actions
+//!   (and after settling), with `x-holm-settled` when `settle` was asked for.
+//!
+//! A screen index that does not exist is `not_found` naming the screens; a
+//! screen whose X server is not up (after a short wait) is `not_ready`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use holm_proto::guest::{
+    CursorPosition, InputRequest, InputResult, Point, Screen, ScreenshotOptions, headers as h,
+};
+use holm_proto::{ApiError, ErrorCode, Issue};
+
+use super::AppState;
+use super::error::Error;
+use super::extract::{StrictJson, StrictQuery};
+use crate::image::{self, Plan};
+use crate::x11::{ScreenConn, X11, XError, capture};
+
+/// How long a request waits for a screen's X server to come up.
+const READY_WAIT: Duration = Duration::from_secs(5);
+
+pub(super) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/screens/{screen}", get(screen))
+        .route("/v1/screens/{screen}/cursor", get(cursor))
+        .route("/v1/screens/{screen}/screenshot", get(screenshot))
+        .route("/v1/screens/{screen}/input", post(input))
+}
+
+/// What can go wrong in the blocking part of a request.
+enum Fail {
+    X(u8, XError),
+    Invalid(Vec<Issue>),
+    Encode(String),
+    Stopped { screen: u8, performed: usize, error: XError },
+    Join(String),
+}
+
+impl From<Fail> for Error {
+    fn from(f: Fail) -> Self {
+        match f {
+            Fail::X(screen, e) => x_error(screen, e, None),
+            Fail::Invalid(issues) => Error(ApiError::invalid_fields(issues)),
+            Fail::Encode(e) => Error::internal(e),
+            Fail::Stopped { screen, performed, error } => x_error(screen, error, Some(performed)),
+            Fail::Join(e) => Error::internal(e),
+        }
+    }
+}
+
+fn x_error(screen: u8, e: XError, performed: Option<usize>) -> Error {
+    let details = performed.map(|n| serde_json::json!({ "screen": screen, "performed": n }));
+    let with = |err: ApiError| match &details {
+        Some(d) => err.with_details(d.clone()),
+        None => err.with_details(serde_json::json!({ "screen": screen })),
+    };
+    match e {
+        XError::Gone(why) => {
+            tracing::info!(screen, why, "X server not answering");
+            let ran = performed.map(|n| format!("; {n} actions ran")).unwrap_or_default();
+            Error(with(
+                ApiError::new(
+                    ErrorCode::NotReady,
+                    format!("the X server of screen {screen} is not answering{ran}"),
+                )
+                .with_hint("it is being restarted; try again shortly (GET /health shows it)"),
+            ))
+        }
+        XError::Unsupported(why) => Error(with(ApiError::new(ErrorCode::Unsupported, why))),
+        XError::Failed(why) => Error::internal(format!("screen {screen}: {why}")),
+    }
+}
+
+/// Parses `{screen}` and waits briefly for its X server.
+async fn ready(state: &AppState, raw: &str) -> Result<u8, Error> {
+    let count = state.x11.len();
+    let index = raw.parse::<u8>().ok().filter(|i| usize::from(*i) < count);
+    let Some(index) = index else {
+        let list: Vec<usize> = (0..count).collect();
+        let names = list.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        return Err(Error(
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("there is no screen {raw:?}; this box has screens {names}"),
+            )
+            .with_details(serde_json::json!({ "screens": list })),
+        ));
+    };
+    if !state.supervisor.display_ready(index)
+        && !state.supervisor.wait_display(index, READY_WAIT).await
+    {
+        return Err(Error(
+            ApiError::new(
+                ErrorCode::NotReady,
+                format!("the X server of screen {index} is not up yet"),
+            )
+            .with_hint("try again shortly; GET /health shows the components")
+            .with_details(serde_json::json!({ "screen": index })),
+        ));
+    }
+    Ok(index)
+}
+
+/// Runs blocking X work for screen `index` on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    x11: &Arc<X11>,
+    index: u8,
+    f: impl FnOnce(&ScreenConn) -> Result<T, Fail> + Send + 'static,
+) -> Result<T, Error> {
+    let x11 = Arc::clone(x11);
+    let joined = tokio::task::spawn_blocking(move || match x11.screen(index) {
+        Some(screen) => f(screen),
+        None => Err(Fail::Join(format!("screen {index} vanished"))),
+    })
+    .await;
+    match joined {
+        Ok(r) => r.map_err(Error::from),
+        Err(e) => Err(Error::from(Fail::Join(format!("blocking task: {e}")))),
+    }
+}
+
+async fn screen(
+    State(state): State<AppState>,
+    Path(raw): Path<String>,
+) -> Result<Json<Screen>, Error> {
+    let count = state.x11.len();
+    let index = raw.parse::<u8>().ok().filter(|i| usize::from(*i) < count);
+    // Not ready is an answer here (`ready: false`), not an error.
+    let index = match index {
+        Some(i) => i,
+        None => ready(&state, &raw).await?,
+    };
+    let mut info = super::core::screen_list(&state)
+        .into_iter()
+        .nth(usize::from(index))
+        .ok_or_else(|| Error::internal("screen list is short"))?;
+    if info.ready {
+        let size =
+            blocking(&state.x11, index, move |s| s.size().map_err(|e| Fail::X(index, e))).await;
+        if let Ok((w, h)) = size {
+            info.width = w;
+            info.height = h;
+        }
+    }
+    Ok(Json(info))
+}
+
+async fn cursor(
+    State(state): State<AppState>,
+    Path(raw): Path<String>,
+) -> Result<Json<CursorPosition>, Error> {
+    let index = ready(&state, &raw).await?;
+    let (x, y) =
+        blocking(&state.x11, index, move |s| s.pointer().map_err(|e| Fail::X(index, e))).await?;
+    Ok(Json(CursorPosition { screen: index, x, y }))
+}
+
+/// A screenshot, encoded or known to be unchanged.
+struct Shot {
+    plan: Plan,
+    tag: u64,
+    pointer: (i32, i32),
+    /// `None` when `If-None-Match` matched.
+    body: Option<Vec<u8>>,
+}
+
+/// Captures, draws the pointer when asked, tags, and encodes unless the tag
+/// matches `if_none_match`.
+fn shoot(
+    screen: &ScreenConn,
+    index: u8,
+    plan: Plan,
+    if_none_match: Option<&str>,
+) -> Result<Shot, Fail> {
+    let captured = screen
+        .with(true, |c| capture::capture(c, plan.region, plan.cursor))
+        .map_err(|e| Fail::X(index, e))?;
+    let mut frame = captured.frame;
+    if let Some(cursor) = &captured.cursor {
+        image::draw_cursor(&mut frame, (plan.region.x, plan.region.y), cursor);
+    }
+    let tag = image::frame_tag(&frame, &plan);
+    if if_none_match.is_some_and(|v| image::if_none_match(v, tag)) {
+        return Ok(Shot { plan, tag, pointer: captured.pointer, body: None });
+    }
+    let (bytes, _) = image::render(&frame, &plan).map_err(Fail::Encode)?;
+    Ok(Shot { plan, tag, pointer: captured.pointer, body: Some(bytes) })
+}
+
+fn shot_response(shot: Shot, settled: Option<bool>) -> Response {
+    let mut headers = HeaderMap::new();
+    let mut put = |name: &'static str, value: String| {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(name, v);
+        }
+    };
+    put(h::WIDTH, shot.plan.out_width.to_string());
+    put(h::HEIGHT, shot.plan.out_height.to_string());
+    put(h::SCALE, image::format_scale(shot.plan.scale));
+    put(h::REGION, shot.plan.region.to_string());
+    put(h::CURSOR, format!("{},{}", shot.pointer.0, shot.pointer.1));
+    if let Some(s) = settled {
+        put(h::SETTLED, s.to_string());
+    }
+    put("etag", image::etag(shot.tag));
+    // The same URL gives a new frame each time: caches must ask again.
+    put("cache-control", "no-cache".into());
+    match shot.body {
+        None => (StatusCode::NOT_MODIFIED, headers).into_response(),
+        Some(body) => {
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(shot.plan.format.mime()));
+            (StatusCode::OK, headers, body).into_response()
+        }
+    }
+}
+
+async fn screenshot(
+    State(state): State<AppState>,
+    Path(raw): Path<String>,
+    request_headers: HeaderMap,
+    StrictQuery(opts): StrictQuery<ScreenshotOptions>,
+) -> Result<Response, Error> {
+    let index = ready(&state, &raw).await?;
+    let inm =
+        request_headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let shot = blocking(&state.x11, index, move |s| {
+        let (w, h) = s.size().map_err(|e| Fail::X(index, e))?;
+        let plan = image::plan(&opts, w, h, "").map_err(Fail::Invalid)?;
+        shoot(s, index, plan, inm.as_deref())
+    })
+    .await?;
+    Ok(shot_response(shot, None))
+}
+
+async fn input(
+    State(state): State<AppState>,
+    Path(raw): Path<String>,
+    StrictJson(req): StrictJson<InputRequest>,
+) -> Result<Response, Error> {
+    let index = ready(&state, &raw).await?;
+    let outcome = blocking(&state.x11, index, move |s| {
+        // One request's actions at a time on a screen.
+        let _turn = s.input_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (w, h) = s.size().map_err(|e| Fail::X(index, e))?;
+        // Everything is checked before anything is done.
+        let checked = crate::input::check(&req, w, h);
+        let plan = req.screenshot.as_ref().map(|o| image::plan(o, w, h, "screenshot."));
+        let (checked, plan) = match (checked, plan.transpose()) {
+            (Ok(c), Ok(p)) => (c, p),
+            (c, p) => {
+                let mut issues = c.err().unwrap_or_default();
+                issues.extend(p.err().unwrap_or_default());
+                return Err(Fail::Invalid(issues));
+            }
+        };
+        crate::x11::input::run(s, &checked.ops).map_err(|stop| Fail::Stopped {
+            screen: index,
+            performed: stop.performed,
+            error: stop.error,
+        })?;
+        let performed = checked.ops.len();
+        let settled = match checked.settle {
+            Some(settle) => {
+                Some(crate::x11::input::settle(s, settle).map_err(|e| Fail::Stopped {
+                    screen: index,
+                    performed,
+                    error: e,
+                })?)
+            }
+            None => None,
+        };
+        match plan {
+            Some(plan) => Ok(Err((shoot(s, index, plan, None)?, settled))),
+            None => {
+                let (x, y) = s.pointer().map_err(|e| Fail::X(index, e))?;
+                Ok(Ok(InputResult { performed, cursor: Point { x, y }, settled }))
+            }
+        }
+    })
+    .await?;
+    Ok(match outcome {
+        Ok(result) => {
+            let settled = result.settled;
+            let mut response = Json(result).into_response();
+            if let Some(s) = settled {
+                response
+                    .headers_mut()
+                    .insert(h::SETTLED, HeaderValue::from_static(if s { "true" } else { "false" }));
+            }
+            response
+        }
+        Err((shot, settled)) => shot_response(shot, settled),
+    })
+}
