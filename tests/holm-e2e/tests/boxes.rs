@@ -28,12 +28,14 @@ fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
     (frame.width, frame.height, buf, bpp)
 }
 
-/// Starts an xterm in the box that writes what it is typed into `file`, and
-/// waits until its window is on the screen.
-async fn xterm_writing_to(b: &BoxClient, geometry: &str, file: &str) {
+/// Starts an xterm named `name` in the box that writes what it is typed into
+/// `file`, and waits until its window is on the screen.
+async fn xterm_writing_to(b: &BoxClient, name: &str, geometry: &str, file: &str) {
     let start = ProcessStart {
         argv: Some(vec![
             "xterm".into(),
+            "-name".into(),
+            name.into(),
             "-geometry".into(),
             geometry.into(),
             "-en".into(),
@@ -48,7 +50,7 @@ async fn xterm_writing_to(b: &BoxClient, geometry: &str, file: &str) {
     };
     b.start_process(&start).await.expect("start xterm");
     eventually(Duration::from_secs(30), "the xterm window", || async {
-        let r = b.exec(&["xdotool", "search", "--onlyvisible", "--class", "XTerm"]).await.ok()?;
+        let r = b.exec(&["xdotool", "search", "--onlyvisible", "--classname", name]).await.ok()?;
         (r.exit_code == Some(0) && r.stdout.lines().count() >= 1).then_some(())
     })
     .await;
@@ -120,8 +122,8 @@ async fn typed_unicode_arrives_and_clicks_land_on_the_window_asked_for() {
     let id = new_box(&server).await;
     let b = server.client.boxed(&id);
     // Two terminals side by side; a click picks the one that gets the keys.
-    xterm_writing_to(&b, "60x10+0+0", "/tmp/left.txt").await;
-    xterm_writing_to(&b, "60x10+700+0", "/tmp/right.txt").await;
+    xterm_writing_to(&b, "left", "60x10+0+0", "/tmp/left.txt").await;
+    xterm_writing_to(&b, "right", "60x10+700+0", "/tmp/right.txt").await;
 
     b.click(0, 900, 60).await.expect("click the right terminal");
     b.type_text(0, "right side\n").await.expect("type");
