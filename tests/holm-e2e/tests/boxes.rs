@@ -173,7 +173,7 @@ async fn refusals_come_in_the_error_shape_and_change_nothing() {
     assert!(api.hint.as_deref().unwrap().contains("docker"));
 
     // Unknown fields: each named.
-    let http = reqwest::Client::new();
+    let http = holm_client::client_builder().build().unwrap();
     let r = http
         .post(format!("{}/v1/boxes", server.url))
         .bearer_auth(&server.token)

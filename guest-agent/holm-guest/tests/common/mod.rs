@@ -65,6 +65,14 @@ pub fn require_programs(programs: &[&str]) {
     );
 }
 
+/// An HTTP client. In a workspace build, reqwest's TLS features are unified
+/// with the host crates', which bring no crypto provider of their own, so one
+/// is installed here (the tests only speak plain HTTP on loopback).
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -138,7 +146,7 @@ impl Guest {
         let guest = Self {
             url: format!("http://127.0.0.1:{port}"),
             secret,
-            http: reqwest::Client::new(),
+            http: http_client(),
             display_base,
             vnc_port_base,
             devtools_port_base,
