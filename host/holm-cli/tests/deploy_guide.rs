@@ -122,3 +122,47 @@ async fn exec_cp_and_errors_behave_like_a_shell_tool() {
     assert!(stderr(&anon).contains("unauthorized"));
     server.client.remove_box(&id).await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_runtimes_and_apps_are_listed() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let server = TestServer::start().await;
+    let image = holm_testkit::ensure_image().await;
+
+    // The default image exists already: the build answers its tag at once.
+    let build = holm(&server, &["image", "build", "docker"]);
+    assert!(build.status.success(), "{}", stderr(&build));
+    assert_eq!(stdout(&build).trim(), image);
+    let build = holm(&server, &["--json", "image", "build", "docker"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&build)).unwrap();
+    assert_eq!(v["cached"], true);
+
+    let ls = holm(&server, &["--json", "image", "ls"]);
+    assert!(ls.status.success(), "{}", stderr(&ls));
+    let list: serde_json::Value = serde_json::from_str(&stdout(&ls)).unwrap();
+    assert!(list.as_array().unwrap().iter().any(|i| i["image"] == image.as_str()), "{list}");
+
+    let bad = holm(&server, &["image", "build", "docker", "--app", "notepad++"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("vscode"), "the refusal lists the apps: {}", stderr(&bad));
+
+    let apps = holm(&server, &["--json", "apps"]);
+    let apps: serde_json::Value = serde_json::from_str(&stdout(&apps)).unwrap();
+    let vscode = apps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "vscode")
+        .expect("vscode is in the catalogue");
+    assert_eq!(vscode["third_party"], true);
+
+    let rt = holm(&server, &["runtime", "ls"]);
+    assert!(rt.status.success());
+    assert!(
+        stdout(&rt).lines().any(|l| l.starts_with("docker (default)") && l.contains("available")),
+        "{}",
+        stdout(&rt)
+    );
+}

@@ -142,6 +142,46 @@ async fn typed_unicode_arrives_and_clicks_land_on_the_window_asked_for() {
 }
 
 #[tokio::test]
+async fn memory_and_cpus_come_from_the_placement_and_labels_mark_the_box() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let server = TestServer::start().await;
+    let request = CreateBox {
+        placement: Placement { memory: Some("1g".into()), cpus: Some(1.5), ..Placement::default() },
+        ..CreateBox::default()
+    };
+    let info = server.client.create_box(&request, Some(600)).await.expect("create");
+    assert_eq!(info.state, BoxState::Running, "{info:?}");
+    let docker = bollard::Docker::connect_with_defaults().unwrap();
+    let c = docker.inspect_container(&format!("holm-{}", info.id), None).await.unwrap();
+    let host = c.host_config.unwrap();
+    assert_eq!(host.memory, Some(1 << 30));
+    assert_eq!(host.nano_cpus, Some(1_500_000_000));
+    // Published on loopback only, at a port the engine chose.
+    let ports = c.network_settings.unwrap().ports.unwrap();
+    let binding = &ports["8765/tcp"].as_ref().unwrap()[0];
+    assert_eq!(binding.host_ip.as_deref(), Some("127.0.0.1"));
+    // Labels mark the box; neither they nor the answer carry the secret.
+    let labels = c.config.unwrap().labels.unwrap();
+    assert_eq!(labels["holm.box"], info.id);
+    let record =
+        std::fs::read_to_string(server.state_dir.join(format!("boxes/{}.json", info.id))).unwrap();
+    let secret = serde_json::from_str::<serde_json::Value>(&record).unwrap()["secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(labels.values().all(|v| !v.contains(&secret)));
+    assert!(!serde_json::to_string(&info).unwrap().contains(&secret));
+    assert!(
+        !serde_json::to_string(&server.client.get_box(&info.id, None).await.unwrap())
+            .unwrap()
+            .contains(&secret)
+    );
+    server.client.remove_box(&info.id).await.unwrap();
+}
+
+#[tokio::test]
 async fn refusals_come_in_the_error_shape_and_change_nothing() {
     if !e2e_enabled().await {
         return;
