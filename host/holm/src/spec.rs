@@ -79,13 +79,12 @@ pub fn resolve(
     if display == Profile::Wayland && !can.wayland {
         issue("spec.display", "this runtime cannot run Wayland boxes yet; use x11".to_owned());
     }
-    if let Some(name) = &spec.name {
-        if name.is_empty()
+    if let Some(name) = &spec.name
+        && (name.is_empty()
             || name.len() > 63
-            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            issue("spec.name", "must be 1 to 63 letters, digits, '-' or '_'".to_owned());
-        }
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+    {
+        issue("spec.name", "must be 1 to 63 letters, digits, '-' or '_'".to_owned());
     }
     if spec.labels.len() > 32 {
         issue("spec.labels", format!("at most 32 labels, not {}", spec.labels.len()));
@@ -149,13 +148,13 @@ pub fn resolve(
             ),
         );
     }
-    if let Some(idle) = placement.idle_timeout_secs {
-        if idle < MIN_LIFETIME_SECS {
-            issue(
-                "placement.idle_timeout_secs",
-                format!("must be at least {MIN_LIFETIME_SECS} seconds, not {idle}"),
-            );
-        }
+    if let Some(idle) = placement.idle_timeout_secs
+        && idle < MIN_LIFETIME_SECS
+    {
+        issue(
+            "placement.idle_timeout_secs",
+            format!("must be at least {MIN_LIFETIME_SECS} seconds, not {idle}"),
+        );
     }
     if issues.is_empty() {
         Ok(Resolved {
@@ -202,7 +201,7 @@ pub fn parse_memory(s: &str) -> Result<u64, String> {
         _ => return Err(format!("{s:?} has an unknown unit; use k, m, g or t")),
     };
     let bytes = n * mult;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > 1e15 {
+    if !bytes.is_finite() || !(1.0..=1e15).contains(&bytes) {
         return Err(format!("{s:?} is out of range"));
     }
     Ok(bytes as u64)

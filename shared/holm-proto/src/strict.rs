@@ -187,10 +187,9 @@ impl<'a> Walker<'a> {
     fn check(&self, schema: &'a Value, value: &Value, path: &mut String, out: &mut Vec<Issue>) {
         let schema = self.resolve(schema);
         if let Some(branches) = self.branches(schema) {
-            match self.pick(branches, value) {
-                Some(branch) => self.check(branch, value, path, out),
-                // A tag that names no variant: serde names it; no guessing here.
-                None => {}
+            // A tag that names no variant has no branch: serde names it then.
+            if let Some(branch) = self.pick(branches, value) {
+                self.check(branch, value, path, out);
             }
             if schema.get("properties").is_none() {
                 return;

@@ -176,13 +176,13 @@ impl Guest {
         let deadline = Instant::now() + timeout;
         let mut last = serde_json::Value::Null;
         while Instant::now() < deadline {
-            if let Ok(r) = self.http.get(format!("{}/health", self.url)).send().await {
-                if let Ok(h) = r.json::<serde_json::Value>().await {
-                    if pred(&h) {
-                        return h;
-                    }
-                    last = h;
+            if let Ok(r) = self.http.get(format!("{}/health", self.url)).send().await
+                && let Ok(h) = r.json::<serde_json::Value>().await
+            {
+                if pred(&h) {
+                    return h;
                 }
+                last = h;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
