@@ -61,25 +61,11 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     // Commands are ended as soon as the signal comes: a running command or a
     // followed process would otherwise hold the graceful shutdown open.
     let stop = async move {
-        shutdown_signal().await;
+        holm_http::shutdown_signal().await;
         processes.shutdown(Duration::from_secs(2)).await;
     };
     axum::serve(listener, app).with_graceful_shutdown(stop).await?;
     tracing::info!("shutting down the desktop");
     supervisor.shutdown(Duration::from_secs(3)).await;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }

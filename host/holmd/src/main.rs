@@ -26,22 +26,7 @@ async fn main() -> anyhow::Result<()> {
         state_dir = %config.state_dir.display(),
         "holmd is listening"
     );
-    holmd::serve(listener, service, config.token.clone(), shutdown()).await?;
+    holmd::serve(listener, service, config.token.clone(), holm_http::shutdown_signal()).await?;
     tracing::info!("holmd stopped; boxes keep running");
     Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM: both shut down cleanly.
-async fn shutdown() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
 }

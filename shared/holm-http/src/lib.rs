@@ -106,6 +106,21 @@ pub async fn require_bearer(secret: &[u8], what: &str, req: Request, next: Next)
     }
 }
 
+/// Resolves on SIGTERM or SIGINT: both servers stop cleanly on either.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
 /// The answer for a path no route has.
 pub fn route_not_found(method: &axum::http::Method, path: &str) -> Error {
     ApiError::new(ErrorCode::RouteNotFound, format!("no route for {method} {path}"))
