@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod config;
+pub mod runtimes_file;
 pub mod service;
 pub mod store;
 

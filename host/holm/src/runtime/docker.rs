@@ -33,13 +33,29 @@ pub struct DockerRuntime {
 }
 
 impl DockerRuntime {
-    /// Connects to the engine named by `DOCKER_HOST`, or the local socket.
-    /// Nothing is sent until the first call.
+    /// Connects to the engine the docker CLI would use (`DOCKER_HOST`,
+    /// `DOCKER_CONTEXT`, the current context, the local socket). Nothing is
+    /// sent until the first call.
     pub fn connect(name: &str) -> Result<Self> {
-        let docker = Docker::connect_with_defaults().map_err(|e| RuntimeError::Unavailable {
-            runtime: name.to_owned(),
-            reason: format!("cannot connect to the Docker engine: {e}"),
-        })?;
+        Self::connect_context(name, None)
+    }
+
+    /// Connects to the engine of a Docker context (see [`super::docker_context`]).
+    pub fn connect_context(name: &str, context: Option<&str>) -> Result<Self> {
+        use super::docker_context::{Endpoint, resolve};
+        let unavailable =
+            |reason: String| RuntimeError::Unavailable { runtime: name.to_owned(), reason };
+        let endpoint = resolve(context).map_err(|e| unavailable(e.to_string()))?;
+        let docker = match endpoint {
+            Endpoint::Defaults => Docker::connect_with_defaults(),
+            Endpoint::Unix(path) => {
+                Docker::connect_with_unix(&path, 120, bollard::API_DEFAULT_VERSION)
+            }
+            Endpoint::Http(url) => {
+                Docker::connect_with_http(&url, 120, bollard::API_DEFAULT_VERSION)
+            }
+        }
+        .map_err(|e| unavailable(format!("cannot connect to the Docker engine: {e}")))?;
         Ok(Self { name: name.to_owned(), docker, isolation: None })
     }
 

@@ -6,6 +6,7 @@
 //! label; and pause, resume, fork where the engine can ([`Runtime::can`]).
 
 pub mod docker;
+pub mod docker_context;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,0 +1,544 @@
+//! The runtimes file at `HOLM_SERVER_CONFIG`, read once at start.
+//!
+//! ```toml
+//! default = "hardened"
+//!
+//! [runtimes.docker]
+//! memory = "4g"
+//! lifetime = "1h"
+//! max_lifetime = "8h"
+//!
+//! [runtimes.hardened]      # a second runtime on the same engine
+//! provider = "docker"
+//! isolation = "runsc"
+//!
+//! [runtimes.podman]
+//! enabled = false
+//! ```
+//!
+//! A table without `provider` changes the runtime of that name; a table with
+//! one adds a runtime on that engine. Every mistake stops the server at start
+//! with an error that names the file, the table and the field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The engines a table can add a runtime on, or change.
+pub const HOST_KINDS: &[&str] = &["docker", "podman", "nerdctl", "smolvm", "microsandbox"];
+/// The cloud vendors, whose runtimes come from `holm runtime add` or
+/// `HOLM_SERVER_SANDBOXES`; the file may set their lifetimes and resources.
+pub const REMOTE_KINDS: &[&str] = &["e2b", "vercel", "daytona", "modal", "runtime-cloud"];
+
+/// One `[runtimes.NAME]` table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuntimeTable {
+    /// The table's name: the runtime's name.
+    pub name: String,
+    /// The engine or vendor: `provider`, or the name itself when it changes a
+    /// runtime the server knows.
+    pub kind: String,
+    /// Whether the table adds a runtime (it has a `provider`).
+    pub adds: bool,
+    /// `enabled`.
+    pub enabled: Option<bool>,
+    /// `memory`, in bytes.
+    pub memory: Option<u64>,
+    /// `cpus`.
+    pub cpus: Option<f64>,
+    /// `lifetime`, in seconds.
+    pub lifetime: Option<u64>,
+    /// `max_lifetime`, in seconds.
+    pub max_lifetime: Option<u64>,
+    /// `isolation`: the OCI runtime, such as `runsc`.
+    pub isolation: Option<String>,
+    /// `context`: a Docker context.
+    pub context: Option<String>,
+    /// `program`: the hypervisor program.
+    pub program: Option<PathBuf>,
+    /// `build_with`: the engine that builds the image.
+    pub build_with: Option<String>,
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuntimesFile {
+    /// `default`: the runtime of a box that names none.
+    pub default: Option<String>,
+    /// The tables, by name.
+    pub runtimes: BTreeMap<String, RuntimeTable>,
+}
+
+/// A mistake in the file: where it is, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileError {
+    /// The file.
+    pub file: PathBuf,
+    /// The table, such as `runtimes.docker`, when the mistake is in one.
+    pub table: Option<String>,
+    /// The field, when the mistake is in one.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.file.display())?;
+        match (&self.table, &self.field) {
+            (Some(t), Some(field)) => write!(f, "[{t}] {field}: ")?,
+            (Some(t), None) => write!(f, "[{t}]: ")?,
+            (None, Some(field)) => write!(f, "{field}: ")?,
+            (None, None) => {}
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// Reads and checks the file at `path`.
+pub fn read(path: &Path) -> Result<RuntimesFile, FileError> {
+    let text = std::fs::read_to_string(path).map_err(|e| FileError {
+        file: path.to_owned(),
+        table: None,
+        field: None,
+        message: format!("cannot read it: {e}"),
+    })?;
+    parse(path, &text)
+}
+
+/// Which fields a kind of runtime takes.
+fn applies(field: &str, kind: &str) -> bool {
+    let remote = REMOTE_KINDS.contains(&kind);
+    match field {
+        "provider" | "memory" | "cpus" | "lifetime" | "max_lifetime" => true,
+        "enabled" => !remote,
+        "isolation" => matches!(kind, "docker" | "podman" | "nerdctl"),
+        "context" => kind == "docker",
+        "program" | "build_with" => matches!(kind, "smolvm" | "microsandbox"),
+        _ => false,
+    }
+}
+
+const FIELDS: &[&str] = &[
+    "provider",
+    "enabled",
+    "memory",
+    "cpus",
+    "lifetime",
+    "max_lifetime",
+    "isolation",
+    "context",
+    "program",
+    "build_with",
+];
+
+/// Parses and checks the text of a runtimes file.
+pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
+    let err = |table: Option<&str>, field: Option<&str>, message: String| FileError {
+        file: path.to_owned(),
+        table: table.map(|t| format!("runtimes.{t}")),
+        field: field.map(str::to_owned),
+        message,
+    };
+    let doc: toml::Table = toml::from_str(text)
+        .map_err(|e| err(None, None, format!("not valid TOML: {}", e.message())))?;
+    let mut out = RuntimesFile::default();
+    for (key, value) in &doc {
+        match key.as_str() {
+            "default" => {
+                let name = value.as_str().ok_or_else(|| {
+                    err(None, Some("default"), "must be a runtime's name, in quotes".into())
+                })?;
+                out.default = Some(name.to_owned());
+            }
+            "runtimes" => {
+                let tables = value.as_table().ok_or_else(|| {
+                    err(None, Some("runtimes"), "must be tables: [runtimes.NAME]".into())
+                })?;
+                for (name, table) in tables {
+                    let table = table
+                        .as_table()
+                        .ok_or_else(|| err(Some(name), None, "must be a table of fields".into()))?;
+                    out.runtimes.insert(name.clone(), parse_table(name, table, &err)?);
+                }
+            }
+            other => {
+                return Err(err(
+                    None,
+                    Some(other),
+                    "unknown field; the file has `default` and [runtimes.NAME] tables".into(),
+                ));
+            }
+        }
+    }
+    if let Some(default) = &out.default {
+        let known = out.runtimes.contains_key(default)
+            || HOST_KINDS.contains(&default.as_str())
+            || REMOTE_KINDS.contains(&default.as_str());
+        if !known {
+            return Err(err(
+                None,
+                Some("default"),
+                format!(
+                    "{default:?} is no runtime: name one this server offers, or add a [runtimes.{default}] table with a provider"
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn parse_table(
+    name: &str,
+    table: &toml::Table,
+    err: &dyn Fn(Option<&str>, Option<&str>, String) -> FileError,
+) -> Result<RuntimeTable, FileError> {
+    let valid_name = !name.is_empty()
+        && name.len() <= 40
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if !valid_name {
+        return Err(err(
+            Some(name),
+            None,
+            "a runtime's name is 1 to 40 lowercase letters, digits, '-' or '_'".into(),
+        ));
+    }
+    let provider = match table.get("provider") {
+        None => None,
+        Some(v) => {
+            let p = v
+                .as_str()
+                .ok_or_else(|| err(Some(name), Some("provider"), "must be a string".into()))?;
+            if REMOTE_KINDS.contains(&p) {
+                return Err(err(
+                    Some(name),
+                    Some("provider"),
+                    format!(
+                        "{p:?} is a cloud vendor: add it with `holm runtime add {name} --provider {p}` or HOLM_SERVER_SANDBOXES, which take its key safely"
+                    ),
+                ));
+            }
+            if !HOST_KINDS.contains(&p) {
+                return Err(err(
+                    Some(name),
+                    Some("provider"),
+                    format!("{p:?} is no engine; use one of: {}", HOST_KINDS.join(", ")),
+                ));
+            }
+            if HOST_KINDS.contains(&name) || REMOTE_KINDS.contains(&name) {
+                return Err(err(
+                    Some(name),
+                    Some("provider"),
+                    format!(
+                        "{name:?} is a runtime the server finds itself: drop `provider` to change it, or pick another name to add one"
+                    ),
+                ));
+            }
+            Some(p.to_owned())
+        }
+    };
+    let kind = match &provider {
+        Some(p) => p.clone(),
+        None if HOST_KINDS.contains(&name) || REMOTE_KINDS.contains(&name) => name.to_owned(),
+        None => {
+            return Err(err(
+                Some(name),
+                None,
+                format!(
+                    "no runtime is named {name:?}: to add one on an engine, give provider = \"docker\" (or podman, nerdctl, smolvm, microsandbox)"
+                ),
+            ));
+        }
+    };
+    let mut t = RuntimeTable {
+        name: name.to_owned(),
+        kind: kind.clone(),
+        adds: provider.is_some(),
+        ..RuntimeTable::default()
+    };
+    for (field, value) in table {
+        let f = field.as_str();
+        if !FIELDS.contains(&f) {
+            return Err(err(
+                Some(name),
+                Some(f),
+                format!("unknown field; the fields are: {}", FIELDS.join(", ")),
+            ));
+        }
+        if !applies(f, &kind) {
+            return Err(err(Some(name), Some(f), format!("does not apply to {kind} runtimes")));
+        }
+        let bad = |what: &str| err(Some(name), Some(f), what.to_owned());
+        match f {
+            "provider" => {}
+            "enabled" => {
+                t.enabled = Some(value.as_bool().ok_or_else(|| bad("must be true or false"))?)
+            }
+            "memory" => {
+                let s = value
+                    .as_str()
+                    .ok_or_else(|| bad("must be a size in quotes, such as \"4g\""))?;
+                let bytes = holm::spec::parse_memory(s).map_err(|e| bad(&e))?;
+                if bytes < 256 * 1024 * 1024 {
+                    return Err(bad("is less than the 256m a desktop needs"));
+                }
+                t.memory = Some(bytes);
+            }
+            "cpus" => {
+                let c = value
+                    .as_float()
+                    .or_else(|| value.as_integer().map(|i| i as f64))
+                    .ok_or_else(|| bad("must be a number, such as 2 or 1.5"))?;
+                if !(c > 0.0 && c <= 256.0) {
+                    return Err(bad("must be above 0 and at most 256"));
+                }
+                t.cpus = Some(c);
+            }
+            "lifetime" | "max_lifetime" => {
+                let secs = duration(value).map_err(|e| bad(&e))?;
+                if secs < holm::spec::MIN_LIFETIME_SECS {
+                    return Err(bad(&format!(
+                        "must be at least {} seconds",
+                        holm::spec::MIN_LIFETIME_SECS
+                    )));
+                }
+                if f == "lifetime" { t.lifetime = Some(secs) } else { t.max_lifetime = Some(secs) }
+            }
+            "isolation" | "context" | "build_with" => {
+                let s = value
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| bad("must be a non-empty string"))?;
+                match f {
+                    "isolation" => t.isolation = Some(s.to_owned()),
+                    "context" => t.context = Some(s.to_owned()),
+                    _ => {
+                        if !HOST_KINDS[..3].contains(&s) {
+                            return Err(bad("must be docker, podman or nerdctl"));
+                        }
+                        t.build_with = Some(s.to_owned());
+                    }
+                }
+            }
+            "program" => {
+                let s = value
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| bad("must be a path"))?;
+                t.program = Some(PathBuf::from(s));
+            }
+            _ => unreachable!("every field in FIELDS is handled"),
+        }
+    }
+    if let (Some(l), Some(m)) = (t.lifetime, t.max_lifetime) {
+        if l > m {
+            return Err(err(
+                Some(name),
+                Some("lifetime"),
+                format!("{l} seconds is above max_lifetime ({m} seconds)"),
+            ));
+        }
+    }
+    Ok(t)
+}
+
+/// Reads `24h`, `90m`, `3600s` or a number of seconds.
+pub fn duration(value: &toml::Value) -> Result<u64, String> {
+    if let Some(n) = value.as_integer() {
+        return u64::try_from(n).map_err(|_| format!("{n} is not a number of seconds"));
+    }
+    let s = value
+        .as_str()
+        .ok_or("must be a time such as \"24h\", \"90m\", \"3600s\" or a number of seconds")?;
+    parse_duration(s)
+}
+
+/// Parses `24h`, `90m`, `3600s`, `2d` or `3600`.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let bad = || {
+        format!("{s:?} is not a time such as \"24h\", \"90m\", \"3600s\" or a number of seconds")
+    };
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let mult = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return Err(bad()),
+    };
+    n.checked_mul(mult).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> Result<RuntimesFile, String> {
+        parse(Path::new("/etc/holm/runtimes.toml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_seeds_example_parses() {
+        let f = p(r#"
+default = "hardened"
+
+[runtimes.docker]
+memory = "4g"
+
+[runtimes.smolvm]
+program = "/opt/smolvm/bin/smolvm"
+memory = "4g"
+
+[runtimes.hardened]
+provider = "docker"
+isolation = "runsc"
+
+[runtimes.gpu-host]
+provider = "docker"
+context = "gpu-1"
+
+[runtimes.podman]
+enabled = false
+
+[runtimes.e2b]
+lifetime = "4h"
+max_lifetime = "24h"
+"#)
+        .unwrap();
+        assert_eq!(f.default.as_deref(), Some("hardened"));
+        assert_eq!(f.runtimes["docker"].memory, Some(4 << 30));
+        assert_eq!(f.runtimes["hardened"].kind, "docker");
+        assert!(f.runtimes["hardened"].adds);
+        assert_eq!(f.runtimes["hardened"].isolation.as_deref(), Some("runsc"));
+        assert_eq!(f.runtimes["gpu-host"].context.as_deref(), Some("gpu-1"));
+        assert_eq!(f.runtimes["podman"].enabled, Some(false));
+        assert_eq!(f.runtimes["e2b"].lifetime, Some(4 * 3600));
+        assert_eq!(f.runtimes["e2b"].max_lifetime, Some(24 * 3600));
+        assert_eq!(f.runtimes["smolvm"].program, Some(PathBuf::from("/opt/smolvm/bin/smolvm")));
+    }
+
+    #[test]
+    fn times_in_every_form() {
+        for (text, secs) in [
+            ("\"24h\"", 86400),
+            ("\"90m\"", 5400),
+            ("\"3600s\"", 3600),
+            ("7200", 7200),
+            ("\"2d\"", 172800),
+        ] {
+            let f = p(&format!("[runtimes.docker]\nmax_lifetime = {text}\n")).unwrap();
+            assert_eq!(f.runtimes["docker"].max_lifetime, Some(secs), "{text}");
+        }
+    }
+
+    /// Every refusal, with the message it gives.
+    #[test]
+    fn every_mistake_names_the_file_the_table_and_the_field() {
+        let cases: &[(&str, &str)] = &[
+            ("defualt = \"docker\"", "/etc/holm/runtimes.toml: defualt: unknown field"),
+            ("default = 3", "/etc/holm/runtimes.toml: default: must be a runtime's name"),
+            (
+                "default = \"nowhere\"",
+                "/etc/holm/runtimes.toml: default: \"nowhere\" is no runtime",
+            ),
+            (
+                "[runtimes.docker]\nmemroy = \"4g\"",
+                "[runtimes.docker] memroy: unknown field; the fields are: provider, enabled",
+            ),
+            (
+                "[runtimes.docker]\nmemory = \"4q\"",
+                "[runtimes.docker] memory: \"4q\" has an unknown unit",
+            ),
+            ("[runtimes.docker]\nmemory = 4", "[runtimes.docker] memory: must be a size in quotes"),
+            (
+                "[runtimes.docker]\nmemory = \"100m\"",
+                "[runtimes.docker] memory: is less than the 256m",
+            ),
+            ("[runtimes.docker]\ncpus = \"two\"", "[runtimes.docker] cpus: must be a number"),
+            ("[runtimes.docker]\ncpus = 0", "[runtimes.docker] cpus: must be above 0"),
+            (
+                "[runtimes.docker]\nlifetime = \"1y\"",
+                "[runtimes.docker] lifetime: \"1y\" is not a time",
+            ),
+            (
+                "[runtimes.docker]\nlifetime = \"30s\"",
+                "[runtimes.docker] lifetime: must be at least 60 seconds",
+            ),
+            (
+                "[runtimes.docker]\nlifetime = \"2h\"\nmax_lifetime = \"1h\"",
+                "[runtimes.docker] lifetime: 7200 seconds is above max_lifetime (3600 seconds)",
+            ),
+            (
+                "[runtimes.docker]\nenabled = \"no\"",
+                "[runtimes.docker] enabled: must be true or false",
+            ),
+            (
+                "[runtimes.docker]\nprogram = \"/bin/x\"",
+                "[runtimes.docker] program: does not apply to docker runtimes",
+            ),
+            (
+                "[runtimes.docker]\nbuild_with = \"docker\"",
+                "[runtimes.docker] build_with: does not apply to docker runtimes",
+            ),
+            (
+                "[runtimes.podman]\ncontext = \"x\"",
+                "[runtimes.podman] context: does not apply to podman runtimes",
+            ),
+            (
+                "[runtimes.smolvm]\nisolation = \"runsc\"",
+                "[runtimes.smolvm] isolation: does not apply to smolvm runtimes",
+            ),
+            (
+                "[runtimes.smolvm]\nbuild_with = \"qemu\"",
+                "[runtimes.smolvm] build_with: must be docker, podman or nerdctl",
+            ),
+            (
+                "[runtimes.e2b]\nenabled = false",
+                "[runtimes.e2b] enabled: does not apply to e2b runtimes",
+            ),
+            (
+                "[runtimes.e2b]\nisolation = \"runsc\"",
+                "[runtimes.e2b] isolation: does not apply to e2b runtimes",
+            ),
+            (
+                "[runtimes.fast]\nmemory = \"4g\"",
+                "[runtimes.fast]: no runtime is named \"fast\": to add one on an engine, give provider",
+            ),
+            (
+                "[runtimes.fast]\nprovider = \"vmware\"",
+                "[runtimes.fast] provider: \"vmware\" is no engine",
+            ),
+            (
+                "[runtimes.fast]\nprovider = \"e2b\"",
+                "[runtimes.fast] provider: \"e2b\" is a cloud vendor",
+            ),
+            (
+                "[runtimes.docker]\nprovider = \"docker\"",
+                "[runtimes.docker] provider: \"docker\" is a runtime the server finds itself",
+            ),
+            (
+                "[runtimes.Fast]\nprovider = \"docker\"",
+                "[runtimes.Fast]: a runtime's name is 1 to 40 lowercase",
+            ),
+            (
+                "[runtimes.docker]\nisolation = \"\"",
+                "[runtimes.docker] isolation: must be a non-empty string",
+            ),
+            ("runtimes = 3", "runtimes: must be tables"),
+            ("[runtimes]\ndocker = 3", "[runtimes.docker]: must be a table of fields"),
+            ("[runtimes.docker\n", "/etc/holm/runtimes.toml: not valid TOML"),
+        ];
+        for (text, want) in cases {
+            let got = p(text).unwrap_err();
+            assert!(got.contains(want), "for {text:?}\n  got:  {got}\n  want: {want}");
+            assert!(got.starts_with("/etc/holm/runtimes.toml: "), "{got}");
+        }
+    }
+}
