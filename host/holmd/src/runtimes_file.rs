@@ -190,11 +190,10 @@ pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
     Ok(out)
 }
 
-fn parse_table(
-    name: &str,
-    table: &toml::Table,
-    err: &dyn Fn(Option<&str>, Option<&str>, String) -> FileError,
-) -> Result<RuntimeTable, FileError> {
+/// Builds a [`FileError`] for a table and a field.
+type ErrFn<'a> = &'a dyn Fn(Option<&str>, Option<&str>, String) -> FileError;
+
+fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<RuntimeTable, FileError> {
     let valid_name = !name.is_empty()
         && name.len() <= 40
         && name
@@ -334,14 +333,14 @@ fn parse_table(
             _ => unreachable!("every field in FIELDS is handled"),
         }
     }
-    if let (Some(l), Some(m)) = (t.lifetime, t.max_lifetime) {
-        if l > m {
-            return Err(err(
-                Some(name),
-                Some("lifetime"),
-                format!("{l} seconds is above max_lifetime ({m} seconds)"),
-            ));
-        }
+    if let (Some(l), Some(m)) = (t.lifetime, t.max_lifetime)
+        && l > m
+    {
+        return Err(err(
+            Some(name),
+            Some("lifetime"),
+            format!("{l} seconds is above max_lifetime ({m} seconds)"),
+        ));
     }
     Ok(t)
 }
