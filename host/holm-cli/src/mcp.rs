@@ -25,10 +25,9 @@ pub async fn run(client: Client, args: McpArgs) -> anyhow::Result<ExitCode> {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holm_mcp=info,rmcp=warn")),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(
+            |_| tracing_subscriber::EnvFilter::new("holm=info,holm_mcp=info,rmcp=warn"),
+        ))
         .try_init();
     // Say early, in the host's log, when the server is out of reach or the
     // token is wrong; tools would say it too, one call at a time. In the

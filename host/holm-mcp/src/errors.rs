@@ -29,7 +29,7 @@ pub fn new_request_id() -> String {
 /// The one error shape for any failure of a client call.
 pub fn from_client(e: ClientError) -> ApiError {
     match e {
-        ClientError::Api(api) => api,
+        ClientError::Api(api) => in_tool_terms(api),
         ClientError::Transport { url, source } => ApiError::new(
             ErrorCode::Unavailable,
             format!("cannot reach holmd at {}: {source}", server_of(&url)),
@@ -40,6 +40,26 @@ pub fn from_client(e: ClientError) -> ApiError {
             ApiError::internal()
         }
     }
+}
+
+/// REST's hints name REST routes; a model has tools instead. The code,
+/// message, details and request id stay as REST gave them.
+fn in_tool_terms(mut e: ApiError) -> ApiError {
+    if let Some(hint) = &e.hint {
+        let tools = if hint.contains("wait_for=running") {
+            Some("launch_box waits for a box to run; list_boxes shows its state")
+        } else if hint.contains("GET /v1/boxes lists") {
+            Some("list_boxes lists the boxes")
+        } else if hint.contains("GET the box") {
+            Some("the box may be stopping; list_boxes shows its state")
+        } else {
+            None
+        };
+        if let Some(t) = tools {
+            e.hint = Some(t.to_owned());
+        }
+    }
+    e
 }
 
 /// The server part of a URL (holm's URLs never carry a credential).
@@ -138,6 +158,22 @@ mod tests {
         });
         assert_eq!(e.code, ErrorCode::Internal);
         assert!(!e.message.contains("internal detail"));
+    }
+
+    #[test]
+    fn rest_hints_become_tool_hints() {
+        let e = ApiError::new(ErrorCode::NotFound, "there is no box \"box_x\"")
+            .with_hint("GET /v1/boxes lists the boxes")
+            .with_request_id("req_1");
+        let e = from_client(ClientError::Api(e));
+        assert_eq!(e.hint.as_deref(), Some("list_boxes lists the boxes"));
+        assert_eq!(e.request_id.as_deref(), Some("req_1"));
+        let e = ApiError::new(ErrorCode::NotReady, "box box_x is still starting")
+            .with_hint("wait with GET /v1/boxes/box_x?wait_for=running");
+        assert!(from_client(ClientError::Api(e)).hint.unwrap().contains("list_boxes"));
+        let e =
+            ApiError::new(ErrorCode::UnknownRuntime, "no runtime").with_hint("use one of: docker");
+        assert_eq!(from_client(ClientError::Api(e)).hint.as_deref(), Some("use one of: docker"));
     }
 
     #[test]
