@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod config;
+mod mcp;
 pub mod service;
 pub mod store;
 
@@ -95,31 +96,11 @@ pub async fn serve_with(
     // MCP's sessions and streams end with the server, or an open SSE stream
     // would hold the graceful shutdown forever.
     let stop = tokio_util::sync::CancellationToken::new();
-    let mcp = mcp_routes(bind, &options, stop.clone());
+    let mcp = mcp::routes(bind, options.public_url.clone(), options.token.as_deref(), stop.clone());
     let app = api::app_with(service, options.token, mcp);
     let shutdown = async move {
         shutdown.await;
         stop.cancel();
     };
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
-}
-
-/// `/mcp`: the MCP server over this server's own REST API, called on the
-/// address it is bound to (loopback when bound to every address) with its
-/// own token, so MCP goes through the same checks as any client.
-fn mcp_routes(
-    bind: std::net::SocketAddr,
-    options: &ServeOptions,
-    stop: tokio_util::sync::CancellationToken,
-) -> axum::Router {
-    let ip = match bind.ip() {
-        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
-        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
-        ip => ip,
-    };
-    let url = format!("http://{}", std::net::SocketAddr::new(ip, bind.port()));
-    let client = holm_client::Client::new(&url, options.token.as_deref());
-    let http =
-        holm_mcp::HttpOptions { bind, public_url: options.public_url.clone(), shutdown: stop };
-    axum::Router::new().nest_service("/mcp", holm_mcp::http_service(client, &http))
 }

@@ -131,6 +131,9 @@ async fn mcp_without_the_token_is_refused_before_mcp() {
     let r =
         post(Some(&server.token)).header("origin", "https://evil.example").send().await.unwrap();
     assert_eq!(r.status(), 403);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "forbidden", "holm's error shape: {body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("Origin"), "{body}");
     let r =
         post(Some(&server.token)).header("origin", "http://localhost:5173").send().await.unwrap();
     assert_eq!(r.status(), 200, "a local page (such as an MCP inspector) is allowed");
