@@ -159,7 +159,7 @@ pub struct ExecArgs {
     /// Text written to standard input, which is then closed.
     #[serde(default)]
     pub stdin: Option<String>,
-    /// Kill the command after this many seconds (default 60, at most 3600).
+    /// Kill the command after this many seconds (default 50, at most 3600).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
 }

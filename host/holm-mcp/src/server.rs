@@ -38,7 +38,8 @@ const MAX_LAUNCH_WAIT_SECS: u64 = 900;
 /// `exec` keeps this many bytes of each output stream: enough for a model,
 /// small enough for its context.
 const EXEC_OUTPUT_LIMIT: u64 = 100_000;
-const EXEC_TIMEOUT_SECS: u64 = 60;
+/// Under the 60 s a typical MCP client waits for any answer.
+const EXEC_TIMEOUT_SECS: u64 = 50;
 const MAX_EXEC_TIMEOUT_SECS: u64 = 3600;
 const READ_DEFAULT_BYTES: u64 = 100_000;
 const READ_MAX_BYTES: u64 = 10_000_000;
@@ -52,9 +53,16 @@ commands with exec, and move files with read_file, write_file and list_files. Re
 remove_box when you are done; every box also ends at its expires_at.";
 
 /// The MCP server: every box capability as a tool, over holmd's REST API.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HolmMcp {
     client: Client,
+}
+
+/// Shows the server's address only: the client holds the token.
+impl std::fmt::Debug for HolmMcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HolmMcp").field("server", &self.client.url()).finish_non_exhaustive()
+    }
 }
 
 impl HolmMcp {
@@ -610,6 +618,12 @@ mod tests {
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn debug_shows_no_token() {
+        let shown = format!("{:?}", server());
+        assert!(shown.contains("127.0.0.1:9") && !shown.contains("test-token"), "{shown}");
     }
 
     #[tokio::test]
