@@ -133,6 +133,7 @@ impl HolmMcp {
             Name::ReadFile => self.read_file(args::parse(arguments)?).await,
             Name::WriteFile => self.write_file(args::parse(arguments)?).await,
             Name::ListFiles => self.list_files(args::parse(arguments)?).await,
+            // PAGE TOOLS AND STATE (issue 5): their arms go here; see `tools::Name`.
         }
     }
 
