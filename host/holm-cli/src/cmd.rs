@@ -135,6 +135,9 @@ enum Command {
     Image(ImageCmd),
     /// The app catalogue for `--app`.
     Apps,
+    /// Serve MCP on standard input and output (`holm mcp --stdio`), for an
+    /// MCP host that starts a local process.
+    Mcp(crate::mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -462,6 +465,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Image(cmd) => image(&client, cmd, json).await,
+        Command::Mcp(a) => crate::mcp::run(client, a).await,
         Command::Apps => {
             let apps = client.apps().await?;
             if json {

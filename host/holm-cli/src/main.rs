@@ -3,8 +3,10 @@
 //! It talks to holmd at `HOLM_SERVER_URL` (default `http://127.0.0.1:8080`)
 //! with `HOLM_SERVER_TOKEN`. Every command takes `--json`. Errors go to
 //! standard error in the one error shape, and the exit status is non-zero.
+//! `holm mcp --stdio` serves MCP on standard input and output ([`mcp`]).
 
 mod cmd;
+mod mcp;
 mod output;
 
 use std::process::ExitCode;

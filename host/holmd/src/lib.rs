@@ -1,11 +1,13 @@
 //! `holmd`: the holm server.
 //!
-//! It offers boxes over REST under `/v1` ([`api`]), on the runtimes it finds
-//! at start, keeping box records in a state directory ([`store`]). The domain
-//! ([`service`]) knows nothing of HTTP.
+//! It offers boxes over REST under `/v1` ([`api`]) and over MCP at `/mcp`
+//! (`holm_mcp`, a frontend over the REST API, mounted by [`serve_with`]), on
+//! the runtimes it finds at start, keeping box records in a state directory
+//! ([`store`]). The domain ([`service`]) knows nothing of HTTP.
 
 pub mod api;
 pub mod config;
+mod mcp;
 pub mod runtimes_file;
 pub mod service;
 pub mod store;
@@ -61,7 +63,45 @@ pub async fn serve(
     token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with(listener, service, ServeOptions { token, public_url: None }, shutdown).await
+}
+
+/// What [`serve_with`] needs besides the service.
+#[derive(Clone, Default)]
+pub struct ServeOptions {
+    /// The bearer token every route but the public ones needs. Never logged.
+    pub token: Option<String>,
+    /// `HOLM_PUBLIC_URL`: the address clients use behind a proxy.
+    pub public_url: Option<String>,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("public_url", &self.public_url)
+            .finish()
+    }
+}
+
+/// Serves REST under `/v1` and MCP at `/mcp` on `listener` until `shutdown`
+/// resolves.
+pub async fn serve_with(
+    listener: TcpListener,
+    service: Arc<Service>,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     service.spawn_expiry();
-    let app = api::app(service, token);
+    let bind = listener.local_addr()?;
+    // MCP's sessions and streams end with the server, or an open SSE stream
+    // would hold the graceful shutdown forever.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mcp = mcp::routes(bind, options.public_url.clone(), options.token.as_deref(), stop.clone());
+    let app = api::app_with(service, options.token, mcp);
+    let shutdown = async move {
+        shutdown.await;
+        stop.cancel();
+    };
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }

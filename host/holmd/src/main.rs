@@ -26,7 +26,9 @@ async fn main() -> anyhow::Result<()> {
         state_dir = %config.state_dir.display(),
         "holmd is listening"
     );
-    holmd::serve(listener, service, config.token.clone(), holm_http::shutdown_signal()).await?;
+    let options =
+        holmd::ServeOptions { token: config.token.clone(), public_url: config.public_url.clone() };
+    holmd::serve_with(listener, service, options, holm_http::shutdown_signal()).await?;
     tracing::info!("holmd stopped; boxes keep running");
     Ok(())
 }

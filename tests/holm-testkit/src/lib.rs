@@ -10,6 +10,8 @@
 //! - [`TestServer`]: a real holmd in the test process on a loopback port,
 //!   with a token and its own state directory; on drop it removes every box
 //!   it made.
+//! - [`mcp`]: a real MCP client (the official TypeScript SDKs, from npm) and
+//!   the scenario every MCP transport runs.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -19,6 +21,8 @@ use std::time::{Duration, Instant};
 use holm::runtime::Runtime;
 use holm::runtime::docker::DockerRuntime;
 use holm_client::Client;
+
+pub mod mcp;
 
 /// Whether end-to-end tests should run. Panics when they should run but
 /// Docker does not answer.

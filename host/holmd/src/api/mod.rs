@@ -152,6 +152,12 @@ pub fn routes() -> Api<AppState> {
 
 /// Builds the whole router for `service`, with `token` required when set.
 pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
+    app_with(service, token, Router::new())
+}
+
+/// [`app`] with `extra` routes (MCP at `/mcp`) served behind the same token
+/// and request ids.
+pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> Router {
     let (router, ops) = routes().into_parts();
     let public_paths: Arc<Vec<&'static str>> =
         Arc::new(ops.iter().filter(|o| o.is_public()).map(|o| o.path()).collect());
@@ -163,6 +169,7 @@ pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+        .merge(extra)
         .layer(middleware::from_fn(move |req: Request, next: Next| {
             let token = token.clone();
             let public_paths = Arc::clone(&public_paths);
