@@ -18,6 +18,7 @@ pub mod x11;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 /// What this guest can do, as reported by `GET /v1/info`.
@@ -64,7 +65,7 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
         holm_http::shutdown_signal().await;
         processes.shutdown(Duration::from_secs(2)).await;
     };
-    axum::serve(listener, app).with_graceful_shutdown(stop).await?;
+    axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(stop).await?;
     tracing::info!("shutting down the desktop");
     supervisor.shutdown(Duration::from_secs(3)).await;
     Ok(())

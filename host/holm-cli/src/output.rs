@@ -22,15 +22,7 @@ pub fn line(text: &str) {
 /// Turns any failure into the one error shape.
 pub fn to_api_error(e: &anyhow::Error) -> ApiError {
     if let Some(ce) = e.downcast_ref::<ClientError>() {
-        return match ce {
-            ClientError::Api(api) => api.clone(),
-            ClientError::Transport { url, source } => ApiError::new(
-                ErrorCode::Unavailable,
-                format!("cannot reach holmd at {}: {source}", server_of(url)),
-            )
-            .with_hint("start it with `holmd`, or set HOLM_SERVER_URL to where it runs"),
-            ClientError::Protocol { .. } => ApiError::new(ErrorCode::Internal, ce.to_string()),
-        };
+        return ce.to_api_error();
     }
     if let Some(he) = e.downcast_ref::<holm::Error>() {
         return match he {
@@ -42,10 +34,6 @@ pub fn to_api_error(e: &anyhow::Error) -> ApiError {
         return api.clone();
     }
     ApiError::new(ErrorCode::InvalidRequest, format!("{e:#}"))
-}
-
-fn server_of(url: &str) -> &str {
-    url.find("/v1").map_or(url, |i| &url[..i])
 }
 
 /// Prints an error on standard error.

@@ -27,7 +27,7 @@ pub struct Screenshot {
 }
 
 /// Drives one box, through holmd or straight against its guest.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BoxClient {
     http: reqwest::Client,
     /// The API prefix: `http://HOST:PORT/v1` for a guest, or
@@ -36,6 +36,15 @@ pub struct BoxClient {
     /// The guest's root URL, for `/health` (guest only).
     root: Option<String>,
     token: Option<String>,
+}
+
+impl std::fmt::Debug for BoxClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoxClient")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl BoxClient {

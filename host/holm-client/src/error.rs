@@ -28,6 +28,23 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The failure in the one error shape. A server's own error is kept as
+    /// it is; a failure to reach the server is `unavailable` with a hint; a
+    /// malformed answer is `internal` (its detail stays in the message).
+    pub fn to_api_error(&self) -> ApiError {
+        match self {
+            Self::Api(api) => api.clone(),
+            Self::Transport { url, source } => ApiError::new(
+                holm_proto::ErrorCode::Unavailable,
+                format!("cannot reach holmd at {}: {source}", server_of(url)),
+            )
+            .with_hint("check that holmd runs and that HOLM_SERVER_URL points at it"),
+            Self::Protocol { .. } => {
+                ApiError::new(holm_proto::ErrorCode::Internal, self.to_string())
+            }
+        }
+    }
+
     /// The API error, when the server answered with one.
     pub fn api(&self) -> Option<&ApiError> {
         match self {
@@ -73,4 +90,20 @@ pub(crate) async fn check(url: &str, response: reqwest::Response) -> Result<reqw
 
 pub(crate) fn transport(url: &str) -> impl FnOnce(reqwest::Error) -> ClientError + '_ {
     move |source| ClientError::Transport { url: url.to_owned(), source }
+}
+
+/// The server part of a URL: what comes before `/v1`.
+fn server_of(url: &str) -> &str {
+    url.find("/v1").map_or(url, |i| &url[..i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_is_named_without_the_path() {
+        assert_eq!(server_of("http://127.0.0.1:8080/v1/boxes/box_a"), "http://127.0.0.1:8080");
+        assert_eq!(server_of("http://h"), "http://h");
+    }
 }

@@ -15,14 +15,36 @@ use crate::error::{ClientError, Result, check, transport};
 pub const DEFAULT_SERVER_URL: &str = "http://127.0.0.1:8080";
 
 /// A client of one holmd.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     url: String,
     token: Option<String>,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .finish_non_exhaustive()
+    }
+}
+
 impl Client {
+    /// A client of the server at `url` that reaches it directly, ignoring
+    /// `HTTP_PROXY` and friends: for a server calling itself on loopback.
+    pub fn direct(url: &str, token: Option<&str>) -> Self {
+        let mut c = Self::new(url, token);
+        c.http = crate::client_builder()
+            .no_proxy()
+            .tcp_nodelay(true)
+            .pool_idle_timeout(std::time::Duration::from_secs(60))
+            .build()
+            .expect("a TLS provider is installed");
+        c
+    }
+
     /// A client of the server at `url` with an optional bearer token.
     pub fn new(url: &str, token: Option<&str>) -> Self {
         Self {

@@ -9,7 +9,7 @@
 //! `structuredContent`.
 
 use holm_client::ClientError;
-use holm_proto::{ApiError, ErrorCode};
+use holm_proto::ApiError;
 use rmcp::model::{CallToolResult, ContentBlock};
 
 /// A new request id, such as `req_5f2c9a0e1b7d4c3a`, for a refusal made
@@ -30,15 +30,11 @@ pub fn new_request_id() -> String {
 pub fn from_client(e: ClientError) -> ApiError {
     match e {
         ClientError::Api(api) => in_tool_terms(api),
-        ClientError::Transport { url, source } => ApiError::new(
-            ErrorCode::Unavailable,
-            format!("cannot reach holmd at {}: {source}", server_of(&url)),
-        )
-        .with_hint("check that holmd runs and that HOLM_SERVER_URL points at it"),
         ClientError::Protocol { url, message } => {
             tracing::warn!(url = %url, message = %message, "holmd answered something unexpected");
             ApiError::internal()
         }
+        transport => transport.to_api_error(),
     }
 }
 
@@ -60,11 +56,6 @@ fn in_tool_terms(mut e: ApiError) -> ApiError {
         }
     }
     e
-}
-
-/// The server part of a URL (holm's URLs never carry a credential).
-fn server_of(url: &str) -> &str {
-    url.find("/v1").map_or(url, |i| &url[..i])
 }
 
 /// A failure as a tool result, with `request_id` filled in when the error
@@ -104,7 +95,7 @@ pub fn describe(e: &ApiError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use holm_proto::Issue;
+    use holm_proto::{ErrorCode, Issue};
 
     use super::*;
 
@@ -174,11 +165,5 @@ mod tests {
         let e =
             ApiError::new(ErrorCode::UnknownRuntime, "no runtime").with_hint("use one of: docker");
         assert_eq!(from_client(ClientError::Api(e)).hint.as_deref(), Some("use one of: docker"));
-    }
-
-    #[test]
-    fn the_server_is_named_without_the_path() {
-        assert_eq!(server_of("http://127.0.0.1:8080/v1/boxes/box_a"), "http://127.0.0.1:8080");
-        assert_eq!(server_of("http://h"), "http://h");
     }
 }

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use holm::runtime::docker::DockerRuntime;
 use holm::spec::Lifetimes;
 use tokio::net::TcpListener;
@@ -103,5 +104,5 @@ pub async fn serve_with(
         shutdown.await;
         stop.cancel();
     };
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(shutdown).await
 }

@@ -29,7 +29,7 @@ pub(crate) fn routes(
         ip => ip,
     };
     let client =
-        holm_client::Client::new(&format!("http://{}", SocketAddr::new(ip, bind.port())), token);
+        holm_client::Client::direct(&format!("http://{}", SocketAddr::new(ip, bind.port())), token);
     let options = holm_mcp::HttpOptions { bind, public_url, shutdown: stop };
     Router::new()
         .nest_service("/mcp", holm_mcp::http_service(client, &options))

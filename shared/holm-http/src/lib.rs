@@ -106,6 +106,15 @@ pub async fn require_bearer(secret: &[u8], what: &str, req: Request, next: Next)
     }
 }
 
+/// Turns off Nagle's algorithm on an accepted connection. Answers are often a
+/// head and a small streamed body: without this, the second write waits for
+/// the peer's delayed ACK (tens of milliseconds).
+pub fn no_delay(stream: &mut tokio::net::TcpStream) {
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    }
+}
+
 /// Resolves on SIGTERM or SIGINT: both servers stop cleanly on either.
 pub async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
