@@ -91,7 +91,11 @@ impl Supervisor {
                 specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
             }
             if let Some(bin) = &config.chromium {
-                let profile = config.state_dir.join(format!("chromium-{screen}"));
+                let profile = if screen == 0 {
+                    config.chromium_profile.clone()
+                } else {
+                    config.state_dir.join(format!("chromium-{screen}"))
+                };
                 specs.push(chromium(
                     screen,
                     &display,
@@ -482,6 +486,14 @@ fn chromium(
         name: "chromium",
         screen,
         command: Box::new(move || {
+            // Chromium refuses a profile whose lock names a live process on
+            // this host name; the lock left by an earlier run (a restart, or a
+            // kept profile from a box that is gone, on a host also named
+            // `holm`) may name one. Only this supervisor runs a browser on
+            // this profile, so the lock is stale by construction.
+            for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+                let _ = std::fs::remove_file(profile.join(name));
+            }
             let mut cmd = Command::new(&bin);
             cmd.env("DISPLAY", &d)
                 .env("HOME", &home)
