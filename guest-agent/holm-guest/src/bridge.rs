@@ -109,7 +109,8 @@ impl Bridge {
     /// connection, forgets every ticket) and answers true; the same one
     /// changes nothing.
     pub fn set_secret(&self, secret: &str) -> Result<bool, ApiError> {
-        if secret.len() < MIN_SECRET_LEN || secret.chars().any(|c| c.is_whitespace() || c.is_control())
+        if secret.len() < MIN_SECRET_LEN
+            || secret.chars().any(|c| c.is_whitespace() || c.is_control())
         {
             return Err(ApiError::invalid_fields(vec![holm_proto::Issue {
                 path: "secret".into(),
@@ -119,7 +120,10 @@ impl Bridge {
             }]));
         }
         let mut inner = self.lock();
-        if inner.secret.as_deref().is_some_and(|s| bool::from(s.as_bytes().ct_eq(secret.as_bytes())))
+        if inner
+            .secret
+            .as_deref()
+            .is_some_and(|s| bool::from(s.as_bytes().ct_eq(secret.as_bytes())))
         {
             return Ok(false);
         }
@@ -203,7 +207,12 @@ impl Bridge {
         self.lock().generation.cancel();
     }
 
-    fn authenticate(&self, req: &Request, ticket: Option<&str>, upgrade: bool) -> Result<Credential, Error> {
+    fn authenticate(
+        &self,
+        req: &Request,
+        ticket: Option<&str>,
+        upgrade: bool,
+    ) -> Result<Credential, Error> {
         if let Some(ticket) = ticket {
             self.check_ticket_at(ticket, upgrade, Instant::now())?;
             return Ok(Credential::Ticket(format!("{TICKET_PREFIX}{ticket}")));
@@ -211,7 +220,9 @@ impl Bridge {
         let secret = self.lock().secret.clone();
         let Some(secret) = secret else {
             return Err(ApiError::new(ErrorCode::Unauthorized, "the bridge has no secret yet")
-                .with_hint("holmd sets it when the box starts; ask holmd: POST /v1/boxes/{id}/bridge")
+                .with_hint(
+                    "holmd sets it when the box starts; ask holmd: POST /v1/boxes/{id}/bridge",
+                )
                 .into());
         };
         holm_http::check_bearer(req, secret.as_bytes(), "the bridge secret")?;
@@ -365,7 +376,13 @@ async fn json(
     let body = if is_json && !target.starts_with("/json/protocol") {
         match serde_json::from_slice::<Value>(&body) {
             Ok(mut v) => {
-                rewrite(&mut v, bridge.devtools_port, &public_host(request_headers), prefix, secure);
+                rewrite(
+                    &mut v,
+                    bridge.devtools_port,
+                    &public_host(request_headers),
+                    prefix,
+                    secure,
+                );
                 Bytes::from(serde_json::to_vec_pretty(&v).map_err(Error::internal)?)
             }
             Err(_) => body,
@@ -452,7 +469,11 @@ async fn websocket(bridge: &Bridge, mut req: Request, target: &str) -> Result<Re
         let (client, chromium) = match tokio::join!(client_upgrade, chromium_upgrade) {
             (Ok(c), Ok(b)) => (c, b),
             (c, b) => {
-                tracing::debug!(client = c.is_ok(), chromium = b.is_ok(), "a bridge upgrade failed");
+                tracing::debug!(
+                    client = c.is_ok(),
+                    chromium = b.is_ok(),
+                    "a bridge upgrade failed"
+                );
                 return;
             }
         };

@@ -60,14 +60,14 @@ fn cdp_error(e: CdpError) -> ApiError {
             ApiError::new(ErrorCode::NotReady, "the browser is not answering")
                 .with_hint("it may be starting or restarting; GET /health shows it")
         }
-        CdpError::Timeout { method } => {
-            ApiError::new(ErrorCode::Timeout, format!("the browser did not answer {method} in time"))
+        CdpError::Timeout { method } => ApiError::new(
+            ErrorCode::Timeout,
+            format!("the browser did not answer {method} in time"),
+        ),
+        CdpError::Protocol { method, code, message } => {
+            ApiError::new(ErrorCode::PageError, format!("the browser refused {method}: {message}"))
+                .with_details(json!({ "method": method, "code": code, "message": message }))
         }
-        CdpError::Protocol { method, code, message } => ApiError::new(
-            ErrorCode::PageError,
-            format!("the browser refused {method}: {message}"),
-        )
-        .with_details(json!({ "method": method, "code": code, "message": message })),
     }
 }
 
@@ -195,7 +195,8 @@ fn key_info(name: &str) -> Option<(String, String, i64, Option<String>)> {
 
 /// Parses `Control+Shift+a` into CDP's modifier bits and the key.
 fn parse_chord(chord: &str) -> Result<(i64, (String, String, i64, Option<String>)), ApiError> {
-    let bad = |problem: String| ApiError::invalid_fields(vec![Issue { path: "key".into(), problem }]);
+    let bad =
+        |problem: String| ApiError::invalid_fields(vec![Issue { path: "key".into(), problem }]);
     // `+` alone, or at the end (`Shift++`), is the plus key.
     let (mods, key) = match chord.strip_suffix("++") {
         Some(m) => (m, "+"),
@@ -209,7 +210,11 @@ fn parse_chord(chord: &str) -> Result<(i64, (String, String, i64, Option<String>
             "control" | "ctrl" => 2,
             "meta" | "cmd" | "super" => 4,
             "shift" => 8,
-            _ => return Err(bad(format!("{m:?} is not a modifier; use Control, Shift, Alt or Meta"))),
+            _ => {
+                return Err(bad(format!(
+                    "{m:?} is not a modifier; use Control, Shift, Alt or Meta"
+                )));
+            }
         };
     }
     let info = key_info(key).ok_or_else(|| {
@@ -261,6 +266,8 @@ impl Browser {
             .filter(|_| status.is_success())
             .ok_or_else(|| cdp_error(CdpError::Connect("no browser address".into())))?;
         let c = Cdp::connect(&url).await.map_err(cdp_error)?;
+        // Target events let a close wait until the tab is really gone.
+        c.call("Target.setDiscoverTargets", json!({"discover": true})).await.map_err(cdp_error)?;
         *slot = Some(Arc::clone(&c));
         Ok(c)
     }
@@ -311,9 +318,7 @@ impl Browser {
             })
             .collect();
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let index = current
-            .and_then(|c| tabs.iter().position(|t| t.id == c))
-            .unwrap_or(0);
+        let index = current.and_then(|c| tabs.iter().position(|t| t.id == c)).unwrap_or(0);
         if let Some(t) = tabs.get_mut(index) {
             t.current = true;
         }
@@ -377,7 +382,24 @@ impl Browser {
             self.set_current(&blank);
         }
         let b = self.browser().await?;
+        let mut events = b.events();
         b.call("Target.closeTarget", json!({"targetId": id})).await.map_err(cdp_error)?;
+        // closeTarget answers before the tab is gone; wait for it, so a list
+        // right after no longer shows it.
+        let gone = async {
+            loop {
+                match events.recv().await {
+                    Ok(e) if e.method == "Target.targetDestroyed" && e.params["targetId"] == id => {
+                        return;
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(5), gone).await.is_err() {
+            tracing::info!(tab = id, "a closed tab was still listed after 5 s");
+        }
         if let Some(c) = self.pages.lock().unwrap_or_else(|e| e.into_inner()).remove(id) {
             c.close();
         }
@@ -399,8 +421,8 @@ impl Browser {
 
     async fn location(&self, id: &str) -> Result<(String, String), ApiError> {
         let page = self.page(id).await?;
-        let v = evaluate_value(&page, "({url: location.href, title: document.title})", 10_000)
-            .await?;
+        let v =
+            evaluate_value(&page, "({url: location.href, title: document.title})", 10_000).await?;
         Ok((
             v["url"].as_str().unwrap_or_default().to_owned(),
             v["title"].as_str().unwrap_or_default().to_owned(),
@@ -476,14 +498,17 @@ impl Browser {
             };
             return Err(ApiError::new(code, format!("{what} {selector:?} after {timeout_ms} ms"))
                 .with_hint("check the selector with evaluate, or wait longer with timeout_ms")
-                .with_details(json!({ "selector": selector, "state": state_name, "timeout_ms": timeout_ms })));
+                .with_details(
+                    json!({ "selector": selector, "state": state_name, "timeout_ms": timeout_ms }),
+                ));
         }
         Ok(v)
     }
 
     /// Clicks the centre of the first visible element that matches.
     pub async fn click(&self, req: &ClickRequest) -> Result<PageResult, ApiError> {
-        let timeout = bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
+        let timeout =
+            bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let count = req.count.unwrap_or(1);
         if !(1..=3).contains(&count) {
             return Err(ApiError::invalid_fields(vec![Issue {
@@ -493,8 +518,9 @@ impl Browser {
         }
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
-        let at =
-            self.element(&page, &req.selector, ElementState::Visible, timeout, "click", None).await?;
+        let at = self
+            .element(&page, &req.selector, ElementState::Visible, timeout, "click", None)
+            .await?;
         let (x, y) = (at["x"].as_f64().unwrap_or(0.0), at["y"].as_f64().unwrap_or(0.0));
         let button = match req.button.unwrap_or_default() {
             Button::Left => "left",
@@ -522,7 +548,12 @@ impl Browser {
         self.result(id).await
     }
 
-    async fn focus(&self, page: &Cdp, selector: Option<&str>, timeout_ms: u64) -> Result<(), ApiError> {
+    async fn focus(
+        &self,
+        page: &Cdp,
+        selector: Option<&str>,
+        timeout_ms: u64,
+    ) -> Result<(), ApiError> {
         if let Some(selector) = selector {
             self.element(page, selector, ElementState::Visible, timeout_ms, "focus", None).await?;
         }
@@ -531,7 +562,8 @@ impl Browser {
 
     /// Types text as key presses.
     pub async fn type_text(&self, req: &TypeRequest) -> Result<PageResult, ApiError> {
-        let timeout = bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
+        let timeout =
+            bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
         self.focus(&page, req.selector.as_deref(), timeout).await?;
@@ -559,7 +591,8 @@ impl Browser {
 
     /// Sets a field's value at once.
     pub async fn fill(&self, req: &FillRequest) -> Result<PageResult, ApiError> {
-        let timeout = bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
+        let timeout =
+            bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
         let v = self
@@ -580,7 +613,8 @@ impl Browser {
 
     /// Presses a key or chord.
     pub async fn press(&self, req: &PressRequest) -> Result<PageResult, ApiError> {
-        let timeout = bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
+        let timeout =
+            bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let (modifiers, key) = parse_chord(&req.key)?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
@@ -592,7 +626,8 @@ impl Browser {
 
     /// Waits until an element is in a state.
     pub async fn wait(&self, req: &WaitRequest) -> Result<PageResult, ApiError> {
-        let timeout = bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
+        let timeout =
+            bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
         self.element(&page, &req.selector, req.state.unwrap_or_default(), timeout, "none", None)
@@ -654,8 +689,13 @@ impl Browser {
         }
         if opts.full_page == Some(true) {
             let m = page.call("Page.getLayoutMetrics", json!({})).await.map_err(cdp_error)?;
-            let size = if m["cssContentSize"].is_object() { &m["cssContentSize"] } else { &m["contentSize"] };
-            let (w, h) = (size["width"].as_f64().unwrap_or(0.0), size["height"].as_f64().unwrap_or(0.0));
+            let size = if m["cssContentSize"].is_object() {
+                &m["cssContentSize"]
+            } else {
+                &m["contentSize"]
+            };
+            let (w, h) =
+                (size["width"].as_f64().unwrap_or(0.0), size["height"].as_f64().unwrap_or(0.0));
             params["captureBeyondViewport"] = json!(true);
             params["clip"] = json!({"x": 0, "y": 0, "width": w.ceil().max(1.0), "height": h.ceil().max(1.0), "scale": 1});
         }
@@ -938,10 +978,16 @@ async fn navigate(
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
     let timed_out = || {
         ApiError::new(ErrorCode::Timeout, format!("{url} did not load in {timeout_ms} ms"))
-            .with_hint("wait_until=dom_content_loaded or commit answers earlier; timeout_ms waits longer")
+            .with_hint(
+                "wait_until=dom_content_loaded or commit answers earlier; timeout_ms waits longer",
+            )
             .with_details(json!({ "url": url, "timeout_ms": timeout_ms }))
     };
-    let nav = page.call_timeout("Page.navigate", json!({"url": url}), Duration::from_millis(timeout_ms) + SLACK);
+    let nav = page.call_timeout(
+        "Page.navigate",
+        json!({"url": url}),
+        Duration::from_millis(timeout_ms) + SLACK,
+    );
     tokio::pin!(nav);
     let mut seen: Vec<Arc<Event>> = Vec::new();
     // Until Page.navigate answers, serve paused requests and keep the events.
@@ -1043,11 +1089,11 @@ mod tests {
         let (m, k) = parse_chord("shift+Enter").unwrap();
         assert_eq!(m, 8);
         assert_eq!(k.0, "Enter");
-        assert_eq!(parse_chord("Shift++").unwrap().1 .0, "+");
-        assert_eq!(parse_chord("+").unwrap().1 .0, "+");
-        assert_eq!(parse_chord("F5").unwrap().1 .2, 116);
-        assert_eq!(parse_chord("Space").unwrap().1 .0, " ");
-        assert_eq!(parse_chord("é").unwrap().1 .3.as_deref(), Some("é"));
+        assert_eq!(parse_chord("Shift++").unwrap().1.0, "+");
+        assert_eq!(parse_chord("+").unwrap().1.0, "+");
+        assert_eq!(parse_chord("F5").unwrap().1.2, 116);
+        assert_eq!(parse_chord("Space").unwrap().1.0, " ");
+        assert_eq!(parse_chord("é").unwrap().1.3.as_deref(), Some("é"));
         assert_eq!(parse_chord("Hyper+a").unwrap_err().code, ErrorCode::InvalidRequest);
         assert!(parse_chord("NoSuchKey").is_err());
     }
@@ -1072,8 +1118,10 @@ mod tests {
         let back = cookie_to_cdp(&c);
         assert_eq!(back["expires"], 1_900_000_000.5);
         assert_eq!(back["sameSite"], "Lax");
-        let session = cookie_from_cdp(&json!({"name": "s", "value": "", "domain": "d", "path": "/",
-            "expires": -1, "session": true})).unwrap();
+        let session =
+            cookie_from_cdp(&json!({"name": "s", "value": "", "domain": "d", "path": "/",
+            "expires": -1, "session": true}))
+            .unwrap();
         assert_eq!(session.expires, -1.0);
         assert!(cookie_to_cdp(&session).get("expires").is_none());
     }

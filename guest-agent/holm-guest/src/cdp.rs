@@ -373,7 +373,11 @@ mod tests {
         assert!(rx.try_recv().is_err());
         let (tx, mut answer) = oneshot::channel();
         pending.lock().unwrap().insert(7, tx);
-        dispatch(br#"{"id": 7, "sessionId": "x", "result": {"ok": true}, "extra": 1}"#, &pending, &events);
+        dispatch(
+            br#"{"id": 7, "sessionId": "x", "result": {"ok": true}, "extra": 1}"#,
+            &pending,
+            &events,
+        );
         assert_eq!(answer.try_recv().unwrap(), Ok(json!({"ok": true})));
     }
 }

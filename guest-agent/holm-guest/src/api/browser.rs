@@ -82,7 +82,10 @@ async fn open(
     Ok(Json(state.browser.open(&body).await?))
 }
 
-async fn close(State(state): State<AppState>, Path(tab): Path<String>) -> Result<StatusCode, Error> {
+async fn close(
+    State(state): State<AppState>,
+    Path(tab): Path<String>,
+) -> Result<StatusCode, Error> {
     state.browser.close(&tab).await?;
     Ok(StatusCode::NO_CONTENT)
 }
