@@ -4,6 +4,7 @@
 //! with `HOLM_SERVER_TOKEN`. Every command takes `--json`. Errors go to
 //! standard error in the one error shape, and the exit status is non-zero.
 
+mod browser;
 mod cmd;
 mod output;
 

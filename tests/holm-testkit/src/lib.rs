@@ -10,6 +10,9 @@
 //! - [`TestServer`]: a real holmd in the test process on a loopback port,
 //!   with a token and its own state directory; on drop it removes every box
 //!   it made.
+//! - [`node_clients`]: Playwright (`playwright-core` from npm, which only
+//!   connects and downloads no browser) installed once into
+//!   `target/holm-e2e-node` from the lockfile in `tests/holm-e2e/node`.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -190,4 +193,35 @@ where
 pub async fn container_exists(box_id: &str) -> bool {
     let docker = DockerRuntime::connect("docker").expect("docker");
     docker.inspect(&holm::runtime::docker::container_name(box_id)).await.is_ok()
+}
+
+/// Installs the Node DevTools clients of `tests/holm-e2e/node` (with `npm
+/// ci`, from its lockfile) into `target/holm-e2e-node`, once for all test
+/// processes, and answers that directory. Fails the test when `node` or `npm`
+/// is missing: `.ci/setup` installs them.
+pub fn node_clients() -> PathBuf {
+    let _lock = FileLock::acquire(".holm_e2e_node.lock");
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../holm-e2e/node");
+    let dir = target_dir().join("holm-e2e-node");
+    std::fs::create_dir_all(&dir).expect("create target/holm-e2e-node");
+    let mut changed = false;
+    for name in ["package.json", "package-lock.json", "connect.mjs"] {
+        let want = std::fs::read(source.join(name)).unwrap_or_else(|e| panic!("read {name}: {e}"));
+        if std::fs::read(dir.join(name)).ok().as_deref() != Some(want.as_slice()) {
+            std::fs::write(dir.join(name), &want).unwrap_or_else(|e| panic!("write {name}: {e}"));
+            changed = changed || name != "connect.mjs";
+        }
+    }
+    if changed || !dir.join("node_modules/playwright-core/package.json").is_file() {
+        let status = std::process::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+            .current_dir(&dir)
+            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("the browser tests need npm (and node): {e}; run .ci/setup")
+            });
+        assert!(status.success(), "npm ci in {} failed: {status}", dir.display());
+    }
+    dir
 }
