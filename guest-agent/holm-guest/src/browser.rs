@@ -298,6 +298,24 @@ impl Browser {
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.to_owned());
     }
 
+    /// Asks Chromium to quit the way a person would (`Browser.close`), which
+    /// writes its cookies and storage to the profile: SIGTERM does not, and
+    /// Chromium keeps cookies in memory for up to 30 seconds. Answers whether
+    /// Chromium took the request.
+    pub async fn close_gracefully(&self) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let Ok(Ok(b)) = tokio::time::timeout(Duration::from_secs(2), self.browser()).await else {
+            return false;
+        };
+        // The connection closing is the usual answer: Chromium is gone.
+        matches!(
+            b.call_timeout("Browser.close", json!({}), Duration::from_secs(3)).await,
+            Ok(_) | Err(CdpError::Closed)
+        )
+    }
+
     /// The tabs, in Chromium's order.
     pub async fn tabs(&self) -> Result<Vec<Tab>, ApiError> {
         let b = self.browser().await?;

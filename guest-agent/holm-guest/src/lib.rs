@@ -71,7 +71,7 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
         processes: Arc::clone(&processes),
         x11,
         bridge: Arc::clone(&bridge),
-        browser,
+        browser: Arc::clone(&browser),
     };
     let app = api::app(state);
     // The bridge is ended at once on the signal: its WebSocket connections
@@ -88,11 +88,20 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     // followed process would otherwise hold the graceful shutdown open.
     let stopping_bridge = Arc::clone(&bridge);
     let stopping = bridge_stop.clone();
+    let stopping_supervisor = Arc::clone(&supervisor);
     let stop = async move {
         holm_http::shutdown_signal().await;
         stopping_bridge.close_all();
         stopping.cancel();
-        processes.shutdown(Duration::from_secs(2)).await;
+        // Chromium is closed through DevTools so it writes a kept profile's
+        // cookies out; the supervisor must not start it again meanwhile.
+        let close_browser = async {
+            stopping_supervisor.drain();
+            if browser.close_gracefully().await {
+                stopping_supervisor.wait_ended("chromium", 0, Duration::from_secs(5)).await;
+            }
+        };
+        tokio::join!(processes.shutdown(Duration::from_secs(2)), close_browser);
     };
     let served = axum::serve(listener, app).with_graceful_shutdown(stop).await;
     bridge.close_all();

@@ -463,3 +463,24 @@ async fn state_saved_in_one_browser_loads_into_another() {
         (400, Some("origins[0].origin"))
     );
 }
+
+#[tokio::test]
+async fn a_stopping_guest_closes_chromium_so_the_profile_keeps_its_cookies() {
+    let mut g = chromium_guest().await;
+    let site = Site::start(&[(
+        "/",
+        "<title>Keep</title><script>document.cookie = 'kept=yes; max-age=86400; path=/';</script>",
+    )])
+    .await;
+    let (status, r) =
+        post(&g, "/v1/browser/navigate", json!({"url": format!("{}/", site.url)})).await;
+    assert_eq!(status, 200, "{r}");
+    let state: Value = g.get("/v1/browser/state").send().await.unwrap().json().await.unwrap();
+    assert!(state["cookies"].as_array().unwrap().iter().any(|c| c["name"] == "kept"), "{state}");
+    // Chromium holds new cookies in memory for up to 30 s; a SIGTERM alone
+    // would lose them. The guest closes it through DevTools first.
+    assert!(g.terminate(), "the guest did not stop in time:\n{}", g.log());
+    let cookies = std::fs::read(g.home.join(".holm/chromium-0/Default/Cookies")).unwrap();
+    assert!(cookies.windows(4).any(|w| w == b"kept"), "the cookie was not written out");
+    assert!(g.log().contains("ended while stopping"), "{}", g.log());
+}

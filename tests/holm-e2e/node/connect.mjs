@@ -20,9 +20,9 @@ try {
   await page.waitForFunction(() => document.querySelector('#out').textContent.startsWith('clicked'), null, { timeout: 10000 });
   const out = await page.textContent('#out');
   console.log(JSON.stringify({ title, out, version: browser.version() }));
-  // Exit without browser.close(): the box's browser must keep running, and
-  // ending the process only drops the connection.
-  process.exit(0);
+  // For a browser reached with connectOverCDP, close() only disconnects:
+  // the box's browser keeps running (the tests connect again after this).
+  await browser.close();
 } catch (e) {
   console.log(JSON.stringify({ error: String(e && e.message || e) }));
   process.exit(2);

@@ -248,20 +248,33 @@ impl Guest {
     }
 }
 
-impl Drop for Guest {
-    fn drop(&mut self) {
-        // SIGTERM lets the guest stop its desktop; then make sure.
+impl Guest {
+    /// Stops the guest as a container engine would (SIGTERM), and waits
+    /// (10 s, Docker's grace) before killing it. Answers whether it ended by
+    /// itself. Its home directory stays until the handle drops.
+    pub fn terminate(&mut self) -> bool {
         // SAFETY: kill takes plain integers.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        false
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        // SIGTERM lets the guest stop its desktop; then make sure.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        self.terminate();
     }
 }
 
