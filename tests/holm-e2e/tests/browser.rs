@@ -308,6 +308,7 @@ async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time() {
     }
     let server = TestServer::start().await;
     let profile = format!("e2e-{}", &holm::ids::new_secret()[..12]);
+    let _volume = RemoveVolume(holm::runtime::docker::profile_volume(&profile));
     let spec = BoxSpec { profile: Some(profile.clone()), ..BoxSpec::default() };
     let first = new_box(&server.client, spec.clone()).await;
     let b = server.client.boxed(&first);
@@ -333,14 +334,41 @@ async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time() {
     assert!(who.contains("user=alice") && who.contains("session=s3ss10n"), "{who}");
 
     server.client.remove_box(&second).await.unwrap();
-    let docker = bollard::Docker::connect_with_defaults().unwrap();
-    docker
-        .remove_volume(
-            &holm::runtime::docker::profile_volume(&profile),
-            None::<bollard::query_parameters::RemoveVolumeOptions>,
-        )
-        .await
-        .expect("remove the test's profile volume");
+}
+
+/// Removes a test's profile volume when the test ends, however it ends: first
+/// any container that still holds it, then the volume.
+struct RemoveVolume(String);
+
+impl Drop for RemoveVolume {
+    fn drop(&mut self) {
+        use bollard::query_parameters::{
+            ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptions,
+        };
+        let volume = self.0.clone();
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                return;
+            };
+            rt.block_on(async {
+                let Ok(docker) = bollard::Docker::connect_with_defaults() else { return };
+                let all = ListContainersOptionsBuilder::default().all(true).build();
+                for c in docker.list_containers(Some(all)).await.unwrap_or_default() {
+                    let holds = c
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(holm::runtime::LABEL_PROFILE))
+                        .is_some_and(|p| holm::runtime::docker::profile_volume(p) == volume);
+                    if let (true, Some(id)) = (holds, c.id) {
+                        let force = RemoveContainerOptionsBuilder::default().force(true).build();
+                        let _ = docker.remove_container(&id, Some(force)).await;
+                    }
+                }
+                let _ = docker.remove_volume(&volume, None::<RemoveVolumeOptions>).await;
+            });
+        })
+        .join();
+    }
 }
 
 #[tokio::test]
