@@ -152,8 +152,21 @@ const READ_STORAGE: &str = r#"(() => {
   return { origin: location.origin, local_storage: read('localStorage'), session_storage: read('sessionStorage') };
 })()"#;
 
-/// A key: DOM `key`, `code`, Windows key code, and the text it types.
-fn key_info(name: &str) -> Option<(String, String, i64, Option<String>)> {
+/// A key as DevTools describes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Key {
+    /// The DOM `key`, such as `Enter` or `a`.
+    key: String,
+    /// The DOM `code`, such as `KeyA`.
+    code: String,
+    /// The Windows virtual key code.
+    vk: i64,
+    /// The text it types, if any.
+    text: Option<String>,
+}
+
+/// Looks a key up by name: a named key, F1 to F12, or one character.
+fn key_info(name: &str) -> Option<Key> {
     let named: &[(&str, &str, i64, Option<&str>)] = &[
         ("Enter", "Enter", 13, Some("\r")),
         ("Tab", "Tab", 9, None),
@@ -173,12 +186,17 @@ fn key_info(name: &str) -> Option<(String, String, i64, Option<String>)> {
     ];
     if let Some((key, code, vk, text)) = named.iter().find(|(k, ..)| k.eq_ignore_ascii_case(name)) {
         let key = if *key == "Space" { " " } else { key };
-        return Some(((*key).into(), (*code).into(), *vk, text.map(str::to_owned)));
+        return Some(Key {
+            key: (*key).into(),
+            code: (*code).into(),
+            vk: *vk,
+            text: text.map(str::to_owned),
+        });
     }
     if let Some(n) = name.strip_prefix(['F', 'f']).and_then(|n| n.parse::<i64>().ok())
         && (1..=12).contains(&n)
     {
-        return Some((format!("F{n}"), format!("F{n}"), 111 + n, None));
+        return Some(Key { key: format!("F{n}"), code: format!("F{n}"), vk: 111 + n, text: None });
     }
     let mut chars = name.chars();
     let (Some(c), None) = (chars.next(), chars.next()) else { return None };
@@ -190,11 +208,11 @@ fn key_info(name: &str) -> Option<(String, String, i64, Option<String>)> {
     } else {
         (String::new(), 0)
     };
-    Some((c.to_string(), code, vk, Some(c.to_string())))
+    Some(Key { key: c.to_string(), code, vk, text: Some(c.to_string()) })
 }
 
 /// Parses `Control+Shift+a` into CDP's modifier bits and the key.
-fn parse_chord(chord: &str) -> Result<(i64, (String, String, i64, Option<String>)), ApiError> {
+fn parse_chord(chord: &str) -> Result<(i64, Key), ApiError> {
     let bad =
         |problem: String| ApiError::invalid_fields(vec![Issue { path: "key".into(), problem }]);
     // `+` alone, or at the end (`Shift++`), is the plus key.
@@ -950,11 +968,8 @@ async fn evaluate_value(page: &Cdp, expression: &str, timeout_ms: u64) -> Result
 }
 
 /// Presses and releases one key with modifiers.
-async fn press(
-    page: &Cdp,
-    modifiers: i64,
-    (key, code, vk, text): &(String, String, i64, Option<String>),
-) -> Result<(), ApiError> {
+async fn press(page: &Cdp, modifiers: i64, k: &Key) -> Result<(), ApiError> {
+    let Key { key, code, vk, text } = k;
     // A chord with Control, Alt or Meta types no text (Control+a selects).
     let text = text.as_ref().filter(|_| modifiers & 7 == 0);
     let mut down = json!({
@@ -1103,15 +1118,15 @@ mod tests {
     fn chords_parse() {
         let (m, k) = parse_chord("Control+a").unwrap();
         assert_eq!(m, 2);
-        assert_eq!(k, ("a".into(), "KeyA".into(), 65, Some("a".into())));
+        assert_eq!(k, Key { key: "a".into(), code: "KeyA".into(), vk: 65, text: Some("a".into()) });
         let (m, k) = parse_chord("shift+Enter").unwrap();
         assert_eq!(m, 8);
-        assert_eq!(k.0, "Enter");
-        assert_eq!(parse_chord("Shift++").unwrap().1.0, "+");
-        assert_eq!(parse_chord("+").unwrap().1.0, "+");
-        assert_eq!(parse_chord("F5").unwrap().1.2, 116);
-        assert_eq!(parse_chord("Space").unwrap().1.0, " ");
-        assert_eq!(parse_chord("é").unwrap().1.3.as_deref(), Some("é"));
+        assert_eq!(k.key, "Enter");
+        assert_eq!(parse_chord("Shift++").unwrap().1.key, "+");
+        assert_eq!(parse_chord("+").unwrap().1.key, "+");
+        assert_eq!(parse_chord("F5").unwrap().1.vk, 116);
+        assert_eq!(parse_chord("Space").unwrap().1.key, " ");
+        assert_eq!(parse_chord("é").unwrap().1.text.as_deref(), Some("é"));
         assert_eq!(parse_chord("Hyper+a").unwrap_err().code, ErrorCode::InvalidRequest);
         assert!(parse_chord("NoSuchKey").is_err());
     }
