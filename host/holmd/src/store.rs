@@ -88,7 +88,8 @@ impl BoxRecord {
             created_at: rfc3339(self.created_at),
             expires_at: rfc3339(expires_at),
             idle_timeout_secs: self.idle_timeout_secs,
-            bridge_url: self.bridge_url.clone(),
+            // A box without a browser has a bridge that only says so.
+            bridge_url: self.bridge_url.clone().filter(|_| self.spec.browser != Some(false)),
         }
     }
 
