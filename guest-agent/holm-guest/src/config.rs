@@ -7,11 +7,13 @@
 //! | `HOLM_SCREENS` | `1` | how many screens, 1 to 6 |
 //! | `HOLM_SCREEN_SIZES` | `1280x800` | one size for all screens, or one per screen, comma-separated |
 //! | `HOLM_GUEST_ADDR` | `0.0.0.0:8765` | where the API listens |
+//! | `HOLM_BRIDGE_ADDR` | `0.0.0.0:9223` | where the Chromium bridge listens |
 //! | `HOLM_DISPLAY_BASE` | `1` | screen `i` is X display `:BASE+i` |
 //! | `HOLM_VNC_PORT_BASE` | `5900` | screen `i`'s x11vnc listens on loopback port `BASE+i` |
 //! | `HOLM_DEVTOOLS_PORT_BASE` | `9300` | screen `i`'s Chromium DevTools listens on loopback port `BASE+i` |
 //! | `HOLM_CHROMIUM` | `on` | `off` runs no browser |
 //! | `HOLM_CHROMIUM_BIN` | found on `PATH` | the browser program |
+//! | `HOLM_CHROMIUM_PROFILE` | `$HOLM_STATE_DIR/chromium-0` | screen 0's user data directory (a kept browser profile is mounted here) |
 //! | `HOLM_VNC` | `on` | `off` runs no x11vnc |
 //! | `HOLM_HOME` | `$HOME` or `/root` | the home directory of the desktop and of commands |
 //! | `HOLM_STATE_DIR` | `$HOLM_HOME/.holm` | browser profiles and component logs |
@@ -21,7 +23,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use holm_proto::guest::{DEFAULT_GUEST_PORT, Profile};
+use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT, Profile};
 
 /// The most screens a box may have.
 pub const MAX_SCREENS: u8 = 6;
@@ -62,6 +64,8 @@ pub struct Config {
     pub screens: Vec<Size>,
     /// Where the API listens.
     pub addr: SocketAddr,
+    /// Where the Chromium bridge listens.
+    pub bridge_addr: SocketAddr,
     /// Screen `i` is display `:display_base + i`.
     pub display_base: u16,
     /// Screen `i`'s VNC port is `vnc_port_base + i`.
@@ -76,6 +80,8 @@ pub struct Config {
     pub home: PathBuf,
     /// Where browser profiles and component logs go.
     pub state_dir: PathBuf,
+    /// Screen 0's user data directory.
+    pub chromium_profile: PathBuf,
 }
 
 impl fmt::Debug for Config {
@@ -85,6 +91,7 @@ impl fmt::Debug for Config {
             .field("profile", &self.profile)
             .field("screens", &self.screens)
             .field("addr", &self.addr)
+            .field("bridge_addr", &self.bridge_addr)
             .field("display_base", &self.display_base)
             .field("vnc_port_base", &self.vnc_port_base)
             .field("devtools_port_base", &self.devtools_port_base)
@@ -92,6 +99,7 @@ impl fmt::Debug for Config {
             .field("vnc", &self.vnc)
             .field("home", &self.home)
             .field("state_dir", &self.state_dir)
+            .field("chromium_profile", &self.chromium_profile)
             .finish()
     }
 }
@@ -145,6 +153,12 @@ impl Config {
                 v.parse().map_err(|_| format!("HOLM_GUEST_ADDR={v:?}: expected HOST:PORT"))?
             }
         };
+        let bridge_addr = match get("HOLM_BRIDGE_ADDR") {
+            None => SocketAddr::from(([0, 0, 0, 0], BRIDGE_PORT)),
+            Some(v) => {
+                v.parse().map_err(|_| format!("HOLM_BRIDGE_ADDR={v:?}: expected HOST:PORT"))?
+            }
+        };
         let port = |key: &str, default: u16| -> Result<u16, String> {
             match get(key) {
                 None => Ok(default),
@@ -177,11 +191,14 @@ impl Config {
             get("HOLM_HOME").or_else(|| get("HOME")).unwrap_or_else(|| "/root".into()),
         );
         let state_dir = get("HOLM_STATE_DIR").map_or_else(|| home.join(".holm"), PathBuf::from);
+        let chromium_profile = get("HOLM_CHROMIUM_PROFILE")
+            .map_or_else(|| state_dir.join("chromium-0"), PathBuf::from);
         Ok(Self {
             secret,
             profile,
             screens,
             addr,
+            bridge_addr,
             display_base,
             vnc_port_base,
             devtools_port_base,
@@ -189,6 +206,7 @@ impl Config {
             vnc,
             home,
             state_dir,
+            chromium_profile,
         })
     }
 
@@ -237,6 +255,10 @@ mod tests {
         assert_eq!(c.display(0), ":1");
         assert_eq!(c.vnc_port(1), 5901);
         assert!(c.chromium.is_none());
+        assert_eq!(c.bridge_addr.port(), BRIDGE_PORT);
+        assert_eq!(c.chromium_profile, c.state_dir.join("chromium-0"));
+        let c = Config::from_vars(vars(&[("HOLM_CHROMIUM_PROFILE", "/holm/profile")])).unwrap();
+        assert_eq!(c.chromium_profile, PathBuf::from("/holm/profile"));
     }
 
     #[test]
@@ -266,6 +288,7 @@ mod tests {
             ("HOLM_SCREEN_SIZES", "big"),
             ("HOLM_PROFILE", "mir"),
             ("HOLM_GUEST_ADDR", "nowhere"),
+            ("HOLM_BRIDGE_ADDR", "nowhere"),
             ("HOLM_VNC", "maybe"),
         ] {
             let e = Config::from_vars(vars(&[(k, v)])).unwrap_err();

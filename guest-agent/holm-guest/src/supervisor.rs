@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,8 @@ pub struct Supervisor {
     components: Vec<Arc<Component>>,
     displays: Vec<watch::Receiver<bool>>,
     cancel: CancellationToken,
+    /// Set when the guest stops: a component that ends is not started again.
+    draining: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -91,7 +94,11 @@ impl Supervisor {
                 specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
             }
             if let Some(bin) = &config.chromium {
-                let profile = config.state_dir.join(format!("chromium-{screen}"));
+                let profile = if screen == 0 {
+                    config.chromium_profile.clone()
+                } else {
+                    config.state_dir.join(format!("chromium-{screen}"))
+                };
                 specs.push(chromium(
                     screen,
                     &display,
@@ -109,6 +116,7 @@ impl Supervisor {
     /// Starts every component. Returns at once; they start in the background.
     pub fn start(specs: Vec<ComponentSpec>, screens: u8) -> Arc<Self> {
         let cancel = CancellationToken::new();
+        let draining = Arc::new(AtomicBool::new(false));
         let mut senders = Vec::new();
         let mut displays = Vec::new();
         for _ in 0..screens {
@@ -141,9 +149,10 @@ impl Supervisor {
             let cancel = cancel.clone();
             let senders = Arc::clone(&senders);
             let display = displays[usize::from(c.spec.screen)].clone();
-            tokio::spawn(async move { run(c, display, senders, cancel).await });
+            let draining = Arc::clone(&draining);
+            tokio::spawn(async move { run(c, display, senders, cancel, draining).await });
         }
-        Arc::new(Self { components, displays, cancel })
+        Arc::new(Self { components, displays, cancel, draining })
     }
 
     /// Each component's status.
@@ -189,6 +198,30 @@ impl Supervisor {
             .map(|c| c.log.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect())
     }
 
+    /// From now on a component that ends stays ended, so one can be stopped
+    /// its own way (Chromium through DevTools) before [`Supervisor::shutdown`].
+    pub fn drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits until component `name` of `screen` has no process, at most `timeout`.
+    pub async fn wait_ended(&self, name: &str, screen: u8, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let running = self
+                .statuses()
+                .iter()
+                .any(|s| s.name == name && s.screen == screen && s.pid.is_some());
+            if !running {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Stops every component: SIGTERM, then SIGKILL after `grace`.
     pub async fn shutdown(&self, grace: Duration) {
         self.cancel.cancel();
@@ -213,6 +246,7 @@ async fn run(
     mut display: watch::Receiver<bool>,
     senders: Arc<Vec<watch::Sender<bool>>>,
     cancel: CancellationToken,
+    draining: Arc<AtomicBool>,
 ) {
     let name = c.spec.name;
     let screen = c.spec.screen;
@@ -298,6 +332,12 @@ async fn run(
             let _ = senders[usize::from(screen)].send(false);
         }
         let why = status.map_or_else(|| "ended".to_owned(), proc::describe_exit);
+        if draining.load(Ordering::SeqCst) {
+            tracing::info!(component = name, screen, pid, why, "ended while stopping");
+            let _ = proc::kill_group(pid, libc::SIGKILL);
+            set(&c, |s| s.pid = None);
+            return;
+        }
         tracing::warn!(component = name, screen, pid, why, "ended; restarting");
         // Whatever it started in its group goes with it.
         let _ = proc::kill_group(pid, libc::SIGKILL);
@@ -482,6 +522,14 @@ fn chromium(
         name: "chromium",
         screen,
         command: Box::new(move || {
+            // Chromium refuses a profile whose lock names a live process on
+            // this host name; the lock left by an earlier run (a restart, or a
+            // kept profile from a box that is gone, on a host also named
+            // `holm`) may name one. Only this supervisor runs a browser on
+            // this profile, so the lock is stale by construction.
+            for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+                let _ = std::fs::remove_file(profile.join(name));
+            }
             let mut cmd = Command::new(&bin);
             cmd.env("DISPLAY", &d)
                 .env("HOME", &home)

@@ -138,6 +138,13 @@ enum Command {
     /// Serve MCP on standard input and output (`holm mcp --stdio`), for an
     /// MCP host that starts a local process.
     Mcp(crate::mcp::McpArgs),
+    /// How to connect Playwright or Puppeteer to a box's Chromium (prints credentials).
+    Bridge(crate::browser::BridgeArgs),
+    /// Page tools on a box's Chromium: tabs, goto, click, type, fill, press, wait, eval, screenshot, text, html.
+    Page(crate::browser::PageArgs),
+    /// Save a box's browser login (cookies and web storage), or load one into a box.
+    #[command(subcommand)]
+    State(crate::browser::StateCmd),
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +189,10 @@ struct NewArgs {
     /// A name of your own.
     #[arg(long)]
     name: Option<String>,
+    /// Keep Chromium's user data in this named browser profile, which later
+    /// boxes with the same profile reuse (one live box per profile).
+    #[arg(long)]
+    profile: Option<String>,
     /// Wait at most this many seconds for the desktop (the first box of a new
     /// image also waits for its build).
     #[arg(long, default_value_t = 900)]
@@ -466,6 +477,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Image(cmd) => image(&client, cmd, json).await,
         Command::Mcp(a) => crate::mcp::run(client, a).await,
+        Command::Bridge(a) => crate::browser::bridge(&client, a, json).await,
+        Command::Page(a) => crate::browser::page(&client, a, json).await,
+        Command::State(cmd) => crate::browser::state(&client, cmd, json).await,
         Command::Apps => {
             let apps = client.apps().await?;
             if json {
@@ -507,6 +521,7 @@ async fn new(client: &Client, a: NewArgs, json: bool) -> anyhow::Result<ExitCode
             packages: a.packages,
             browser: a.no_browser.then_some(false),
             labels: Default::default(),
+            profile: a.profile,
         },
         placement: Placement {
             runtime: a.runtime,
@@ -831,5 +846,26 @@ mod tests {
         assert!(
             matches!(cli.command, Command::Drag { ref coords, .. } if coords == &[0, 0, 10, -5])
         );
+        for line in [
+            &["holm", "page", "box_a", "click", "#go"][..],
+            &[
+                "holm",
+                "page",
+                "box_a",
+                "--tab",
+                "T1",
+                "goto",
+                "http://127.0.0.1:8000/",
+                "--wait",
+                "dom-content-loaded",
+            ],
+            &["holm", "page", "box_a", "eval", "document.title", "--tab", "T1"],
+            &["holm", "page", "box_a", "screenshot", "p.png", "--full-page"],
+            &["holm", "state", "save", "box_a", "login.json"],
+            &["holm", "bridge", "box_a", "--ttl", "30"],
+            &["holm", "new", "--profile", "work"],
+        ] {
+            Cli::try_parse_from(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        }
     }
 }

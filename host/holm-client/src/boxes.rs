@@ -70,7 +70,11 @@ impl BoxClient {
         &self.base
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> (String, reqwest::RequestBuilder) {
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+    ) -> (String, reqwest::RequestBuilder) {
         let url = format!("{}{path}", self.base);
         let mut rb = self.http.request(method, &url);
         if let Some(t) = &self.token {
@@ -79,12 +83,20 @@ impl BoxClient {
         (url, rb)
     }
 
-    async fn send(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+    pub(crate) async fn send(
+        &self,
+        url: &str,
+        rb: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response> {
         let response = rb.send().await.map_err(transport(url))?;
         check(url, response).await
     }
 
-    async fn json<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
+    pub(crate) async fn json<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        rb: reqwest::RequestBuilder,
+    ) -> Result<T> {
         let response = self.send(url, rb).await?;
         response
             .json::<T>()
@@ -92,12 +104,12 @@ impl BoxClient {
             .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
     }
 
-    async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
+    pub(crate) async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
         let (url, rb) = self.request(reqwest::Method::GET, path);
         self.json(&url, rb).await
     }
 
-    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+    pub(crate) async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         path: &str,
         body: &B,
@@ -335,7 +347,7 @@ impl BoxClient {
     }
 }
 
-fn enc(segment: &str) -> String {
+pub(crate) fn enc(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
 }
 

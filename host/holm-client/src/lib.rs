@@ -1,16 +1,18 @@
 //! Typed async clients of holm.
 //!
 //! - [`Client`] talks to `holmd`: runtimes, boxes, images.
-//! - [`BoxClient`] drives one box: screens, input, commands, processes and
-//!   files. The same client works through holmd (`Client::boxed`) and straight
+//! - [`BoxClient`] drives one box: screens, input, commands, processes,
+//!   files, and the page tools and browser state of its Chromium. The same client works through holmd (`Client::boxed`) and straight
 //!   against a box's guest ([`BoxClient::guest`]), because holmd forwards its
 //!   box routes to the guest path for path.
 
 mod boxes;
+mod browser;
 mod error;
 mod server;
 
 pub use boxes::{BoxClient, Screenshot};
+pub use browser::{PageScreenshot, bridge_access};
 pub use error::{ClientError, Result};
 pub use holm_proto as proto;
 pub use server::Client;

@@ -13,7 +13,9 @@
 //! ```
 //!
 //! A `Computer` dereferences to [`holm_client::BoxClient`], so it has the same
-//! desktop, command, process and file methods as a box through holmd.
+//! desktop, command, process, file and page-tool methods as a box through
+//! holmd. [`Computer::bridge`] tells how to connect Playwright or Puppeteer to
+//! its Chromium.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use std::time::Duration;
 
 use holm_client::BoxClient;
 use holm_proto::guest::Profile;
-use holm_proto::host::{BoxSpec, Placement};
+use holm_proto::host::{BoxSpec, BridgeAccess, Placement};
 
 use crate::launch::{self, Launched};
 use crate::runtime::Runtime;
@@ -30,12 +32,22 @@ use crate::spec::{self, Lifetimes};
 use crate::{Error, ids};
 
 /// A running box.
-#[derive(Debug)]
 pub struct Computer {
     runtime: Arc<dyn Runtime>,
     id: String,
     launched: Launched,
     client: BoxClient,
+    bridge_secret: String,
+}
+
+impl std::fmt::Debug for Computer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Computer")
+            .field("id", &self.id)
+            .field("launched", &self.launched)
+            .field("bridge_secret", &"<hidden>")
+            .finish_non_exhaustive()
+    }
 }
 
 impl Computer {
@@ -67,6 +79,19 @@ impl Computer {
     /// The image the box runs.
     pub fn image(&self) -> &str {
         &self.launched.image
+    }
+
+    /// How to reach the box's Chromium from this host: the bridge's address,
+    /// the header with its secret, and a ticket URL that opens one connection
+    /// within `ttl_secs` (default 60) for clients that cannot send headers.
+    pub async fn bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess, Error> {
+        let url = self.launched.bridge_url.as_deref().ok_or_else(|| {
+            Error::Client(holm_client::ClientError::Api(holm_proto::ApiError::new(
+                holm_proto::ErrorCode::Unsupported,
+                "the runtime did not publish the box's bridge port",
+            )))
+        })?;
+        Ok(holm_client::bridge_access(&self.client, url, &self.bridge_secret, ttl_secs).await?)
     }
 
     /// Removes the box. A `Computer` that is dropped keeps running.
@@ -154,6 +179,14 @@ impl ComputerBuilder {
         self
     }
 
+    /// Keeps Chromium's user data in the named browser profile, which later
+    /// boxes with the same profile reuse (container runtimes).
+    #[must_use]
+    pub fn profile(mut self, name: &str) -> Self {
+        self.spec.profile = Some(name.to_owned());
+        self
+    }
+
     /// Memory, such as `4g`.
     #[must_use]
     pub fn memory(mut self, size: &str) -> Self {
@@ -202,6 +235,12 @@ impl ComputerBuilder {
             let _ = runtime.remove(&launched.machine.id).await;
             return Err(e.into());
         }
-        Ok(Computer { runtime, id, launched, client })
+        // The bridge has its own secret, never the box secret.
+        let bridge_secret = ids::new_secret();
+        if let Err(e) = client.set_bridge_secret(&bridge_secret).await {
+            let _ = runtime.remove(&launched.machine.id).await;
+            return Err(e.into());
+        }
+        Ok(Computer { runtime, id, launched, client, bridge_secret })
     }
 }

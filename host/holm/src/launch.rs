@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use holm_client::BoxClient;
-use holm_proto::guest::{DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
+use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
 
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
-    LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, Runtime, RuntimeError,
+    LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, PROFILE_DIR, Runtime,
+    RuntimeError,
 };
 use crate::spec::Resolved;
 
@@ -23,6 +24,8 @@ pub struct Launched {
     pub image: String,
     /// The guest's URL on the host's loopback.
     pub guest_url: String,
+    /// The Chromium bridge's URL on the host's loopback, when published.
+    pub bridge_url: Option<String>,
     /// The box secret. Never log it.
     pub secret: String,
 }
@@ -33,6 +36,7 @@ impl std::fmt::Debug for Launched {
             .field("machine", &self.machine)
             .field("image", &self.image)
             .field("guest_url", &self.guest_url)
+            .field("bridge_url", &self.bridge_url)
             .field("secret", &"<hidden>")
             .finish()
     }
@@ -59,14 +63,19 @@ pub enum LaunchError {
 
 /// The environment variables the guest reads, for a resolved spec.
 pub fn guest_env(spec: &Resolved, secret: &str) -> Vec<(String, String)> {
-    vec![
+    let mut env = vec![
         ("HOLM_BOX_SECRET".into(), secret.to_owned()),
         ("HOLM_PROFILE".into(), spec.display.to_string()),
         ("HOLM_SCREENS".into(), spec.screens.to_string()),
         ("HOLM_SCREEN_SIZES".into(), format!("{}x{}", spec.size.0, spec.size.1)),
         ("HOLM_CHROMIUM".into(), if spec.browser { "on" } else { "off" }.into()),
         ("HOLM_GUEST_ADDR".into(), format!("0.0.0.0:{DEFAULT_GUEST_PORT}")),
-    ]
+        ("HOLM_BRIDGE_ADDR".into(), format!("0.0.0.0:{BRIDGE_PORT}")),
+    ];
+    if spec.profile.is_some() {
+        env.push(("HOLM_CHROMIUM_PROFILE".into(), PROFILE_DIR.into()));
+    }
+    env
 }
 
 /// Prepares the image, creates the machine and returns once it runs. Does
@@ -94,9 +103,10 @@ pub async fn launch(
         image: image.clone(),
         env: guest_env(spec, secret),
         labels,
-        ports: vec![DEFAULT_GUEST_PORT],
+        ports: vec![DEFAULT_GUEST_PORT, BRIDGE_PORT],
         memory_bytes: spec.memory_bytes,
         nano_cpus: spec.nano_cpus,
+        profile: spec.profile.clone(),
     };
     debug_assert!(spec.display == Profile::X11 || runtime.can().wayland);
     let machine = runtime.create(&machine_spec).await?;
@@ -105,7 +115,8 @@ pub async fn launch(
         return Err(LaunchError::NoGuestPort(DEFAULT_GUEST_PORT));
     };
     let guest_url = format!("http://{addr}");
-    Ok(Launched { machine, image, guest_url, secret: secret.to_owned() })
+    let bridge_url = machine.ports.get(&BRIDGE_PORT).map(|a| format!("http://{a}"));
+    Ok(Launched { machine, image, guest_url, bridge_url, secret: secret.to_owned() })
 }
 
 /// Waits until every component of the box's desktop is ready.

@@ -35,6 +35,27 @@ pub struct Resolved {
     pub lifetime_secs: u64,
     /// Seconds without a command before removal.
     pub idle_timeout_secs: Option<u64>,
+    /// The browser profile kept across boxes.
+    pub profile: Option<String>,
+}
+
+/// Checks a browser profile name: 1 to 63 lowercase letters, digits, `-`,
+/// `_` or `.`, starting with a letter or digit (so it is a valid volume name
+/// on every engine, and safe in a label and a path).
+pub fn check_profile_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a profile name: use 1 to 63 lowercase letters, digits, '-', '_' or '.', starting with a letter or digit"
+        ))
+    }
 }
 
 /// The lifetimes a runtime allows.
@@ -95,6 +116,22 @@ pub fn resolve(
                 &format!("spec.labels.{k}"),
                 "keys are 1 to 63 characters and may not start with holm.; values at most 255"
                     .to_owned(),
+            );
+        }
+    }
+    if let Some(profile) = &spec.profile {
+        if let Err(e) = check_profile_name(profile) {
+            issue("spec.profile", e);
+        } else if !can.browser_profile {
+            issue(
+                "spec.profile",
+                "this runtime cannot keep a browser profile; move a login with save_state and load_state instead"
+                    .to_owned(),
+            );
+        } else if spec.browser == Some(false) {
+            issue(
+                "spec.profile",
+                "a browser profile needs the browser; drop browser: false".to_owned(),
             );
         }
     }
@@ -168,6 +205,7 @@ pub fn resolve(
             nano_cpus,
             lifetime_secs,
             idle_timeout_secs: placement.idle_timeout_secs,
+            profile: spec.profile.clone(),
         })
     } else {
         Err(issues)
@@ -276,6 +314,31 @@ mod tests {
         assert_eq!(parse_memory("1048576").unwrap(), 1 << 20);
         assert!(parse_memory("4q").is_err());
         assert!(parse_memory("").is_err());
+    }
+
+    #[test]
+    fn profiles_are_named_safely_and_need_a_runtime_that_keeps_them() {
+        for good in ["work", "a", "team-1.main_2", &"x".repeat(63)] {
+            assert!(check_profile_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "Work", "-x", ".x", "a/b", "a b", "../x", "é", &"x".repeat(64)] {
+            assert!(check_profile_name(bad).is_err(), "{bad}");
+        }
+        let spec = BoxSpec { profile: Some("work".into()), ..BoxSpec::default() };
+        let keeps = Can { browser_profile: true, ..can() };
+        let r = resolve(&spec, &Placement::default(), &keeps, Lifetimes::default()).unwrap();
+        assert_eq!(r.profile.as_deref(), Some("work"));
+        // A runtime that cannot keep one refuses before anything starts.
+        let issues =
+            resolve(&spec, &Placement::default(), &can(), Lifetimes::default()).unwrap_err();
+        assert_eq!(issues[0].path, "spec.profile");
+        assert!(issues[0].problem.contains("save_state"), "{}", issues[0].problem);
+        let bad = BoxSpec { profile: Some("No Good".into()), ..BoxSpec::default() };
+        let issues =
+            resolve(&bad, &Placement::default(), &keeps, Lifetimes::default()).unwrap_err();
+        assert_eq!(issues[0].path, "spec.profile");
+        let headless = BoxSpec { browser: Some(false), ..spec };
+        assert!(resolve(&headless, &Placement::default(), &keeps, Lifetimes::default()).is_err());
     }
 
     #[test]

@@ -10,7 +10,9 @@ use holm::runtime::{MachineState, Runtime, RuntimeError};
 use holm::spec::{self, Lifetimes};
 use holm_client::BoxClient;
 use holm_proto::guest::Page;
-use holm_proto::host::{BoxInfo, BoxState, CreateBox, ListBoxes, RuntimeInfo, RuntimeState};
+use holm_proto::host::{
+    BoxInfo, BoxState, BridgeAccess, CreateBox, ListBoxes, RuntimeInfo, RuntimeState,
+};
 use holm_proto::{ApiError, ErrorCode, Issue};
 use tokio::sync::watch;
 
@@ -184,13 +186,31 @@ impl Service {
             expires_at: created + resolved.lifetime_secs,
             idle_timeout_secs: resolved.idle_timeout_secs,
             last_activity: created,
+            bridge_url: None,
+            bridge_secret: Some(holm::ids::new_secret()),
         };
+        let entry = Entry::new(record.clone());
+        {
+            // Checked and taken under one lock, so two requests cannot both
+            // get a profile.
+            let mut boxes = self.boxes.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(profile) = &record.spec.profile
+                && let Some(holder) = boxes.values().map(|e| e.record()).find(|r| {
+                    r.state.is_live()
+                        && r.runtime == record.runtime
+                        && r.spec.profile.as_ref() == Some(profile)
+                })
+            {
+                return Err(ApiError::new(
+                    ErrorCode::Conflict,
+                    format!("the browser profile {profile:?} is in use by box {}", holder.id),
+                )
+                .with_hint("one box at a time may keep a profile; remove that box first, or use another profile")
+                .with_details(serde_json::json!({ "profile": profile, "box_id": holder.id })));
+            }
+            boxes.insert(entry.id(), Arc::clone(&entry));
+        }
         self.persist(&record);
-        let entry = Entry::new(record);
-        self.boxes
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(entry.id(), Arc::clone(&entry));
         let service = Arc::clone(self);
         let task_entry = Arc::clone(&entry);
         tokio::spawn(async move { service.bring_up(task_entry, offered.runtime, resolved).await });
@@ -234,6 +254,7 @@ impl Service {
             let r = entry.update(|r| {
                 r.machine_id = Some(launched.machine.id.clone());
                 r.guest_url = Some(launched.guest_url.clone());
+                r.bridge_url.clone_from(&launched.bridge_url);
                 r.image = Some(launched.image.clone());
                 if r.state == BoxState::Creating {
                     r.state = BoxState::Starting;
@@ -250,6 +271,11 @@ impl Service {
         let guest = BoxClient::guest(&launched.guest_url, &launched.secret);
         match launch::wait_ready(&guest, Duration::from_secs(120)).await {
             Ok(_) => {
+                if let Some(secret) = &record.bridge_secret
+                    && let Err(e) = guest.set_bridge_secret(secret).await
+                {
+                    tracing::warn!(box_id = %record.id, error = %e, "cannot set the bridge's secret");
+                }
                 let screens = guest.screens().await.unwrap_or_default();
                 let r = entry.update(|r| {
                     if r.state == BoxState::Starting {
@@ -420,6 +446,7 @@ impl Service {
                                 }
                                 record.state = BoxState::Running;
                                 record.reason = None;
+                                rotate_bridge_secret(&mut record, &m).await;
                             }
                             Ok(m) if m.state == MachineState::Paused => {
                                 record.state = BoxState::Paused
@@ -452,6 +479,69 @@ impl Service {
         Ok(n)
     }
 
+    /// How to reach a running box's Chromium from the server's host: the
+    /// bridge's address, the header with the bridge's secret, and a fresh
+    /// ticket. Asking counts as activity for the idle timeout (traffic on the
+    /// bridge itself does not pass through the server).
+    pub async fn bridge(&self, id: &str, ttl_secs: Option<u32>) -> Result<BridgeAccess, ApiError> {
+        let entry = self.get(id)?;
+        let mut record = entry.record();
+        match record.state {
+            BoxState::Running => {}
+            BoxState::Creating | BoxState::Starting => {
+                return Err(ApiError::new(
+                    ErrorCode::NotReady,
+                    format!("box {id} is still starting"),
+                )
+                .with_hint(format!("wait with GET /v1/boxes/{id}?wait_for=running")));
+            }
+            other => {
+                let name = serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                return Err(ApiError::new(ErrorCode::NotRunning, format!("box {id} is {name}"))
+                    .with_details(serde_json::json!({ "box_id": id, "state": other })));
+            }
+        }
+        if record.spec.browser == Some(false) {
+            return Err(ApiError::new(ErrorCode::NotReady, format!("box {id} runs no browser")));
+        }
+        let (Some(guest_url), Some(bridge_url)) =
+            (record.guest_url.clone(), record.bridge_url.clone())
+        else {
+            return Err(ApiError::new(
+                ErrorCode::Unsupported,
+                format!("box {id} has no published bridge port"),
+            )
+            .with_hint("boxes made before the bridge existed have none; make a new box"));
+        };
+        let secret = match &record.bridge_secret {
+            Some(s) => s.clone(),
+            None => {
+                let s = holm::ids::new_secret();
+                record = entry.update(|r| r.bridge_secret = Some(s.clone()));
+                self.persist(&record);
+                s
+            }
+        };
+        self.touch(&entry);
+        let guest = BoxClient::guest(&guest_url, &record.secret);
+        holm_client::bridge_access(&guest, &bridge_url, &secret, ttl_secs).await.map_err(
+            |e| match e {
+                holm_client::ClientError::Api(e) => e,
+                other => {
+                    tracing::warn!(box_id = %id, error = %other, "the box's bridge did not answer");
+                    ApiError::new(
+                        ErrorCode::GuestUnreachable,
+                        format!("the bridge of box {id} did not answer"),
+                    )
+                    .with_hint("the box may be stopping; GET the box to see its state")
+                }
+            },
+        )
+    }
+
     /// Runs the deadline check once a second until the process ends.
     pub fn spawn_expiry(self: &Arc<Self>) {
         let service = Arc::clone(self);
@@ -465,10 +555,36 @@ impl Service {
     }
 }
 
+/// Gives a box taken back by a restarted server a new bridge secret, so a
+/// secret handed out before the restart stops working. The bridge's address
+/// is taken from the machine again (ports may have moved).
+async fn rotate_bridge_secret(record: &mut BoxRecord, machine: &holm::runtime::Machine) {
+    record.bridge_url =
+        machine.ports.get(&holm_proto::guest::BRIDGE_PORT).map(|a| format!("http://{a}"));
+    let Some(guest_url) = record.guest_url.clone() else { return };
+    let secret = holm::ids::new_secret();
+    record.bridge_secret = Some(secret.clone());
+    if record.spec.browser == Some(false) || record.bridge_url.is_none() {
+        return;
+    }
+    let guest = BoxClient::guest(&guest_url, &record.secret);
+    match tokio::time::timeout(Duration::from_secs(5), guest.set_bridge_secret(&secret)).await {
+        Ok(Ok(())) => tracing::info!(box_id = %record.id, "the bridge has a new secret"),
+        // The record has the new secret; the next bridge request sets it.
+        Ok(Err(e)) => {
+            tracing::warn!(box_id = %record.id, error = %e, "cannot set the bridge's new secret")
+        }
+        Err(_) => {
+            tracing::warn!(box_id = %record.id, "the guest did not take the bridge's new secret in time")
+        }
+    }
+}
+
 /// Maps a runtime error to the one error shape.
 pub fn runtime_error(e: RuntimeError) -> ApiError {
     match e {
         RuntimeError::NotFound(m) => ApiError::new(ErrorCode::NotFound, m),
+        RuntimeError::Conflict(m) => ApiError::new(ErrorCode::Conflict, m),
         RuntimeError::Unsupported { .. } => ApiError::new(ErrorCode::Unsupported, e.to_string()),
         RuntimeError::Unavailable { .. } => ApiError::new(ErrorCode::Unavailable, e.to_string())
             .with_hint("check that the runtime's engine runs, such as `docker info`"),

@@ -44,6 +44,13 @@ pub struct BoxRecord {
     pub idle_timeout_secs: Option<u64>,
     /// Seconds since the epoch of the last command through the server.
     pub last_activity: u64,
+    /// The Chromium bridge's URL on loopback, once known.
+    #[serde(default)]
+    pub bridge_url: Option<String>,
+    /// The bridge's own secret (not the box secret); a new one each time a
+    /// server takes the box back.
+    #[serde(default)]
+    pub bridge_secret: Option<String>,
 }
 
 impl std::fmt::Debug for BoxRecord {
@@ -81,6 +88,8 @@ impl BoxRecord {
             created_at: rfc3339(self.created_at),
             expires_at: rfc3339(expires_at),
             idle_timeout_secs: self.idle_timeout_secs,
+            // A box without a browser has a bridge that only says so.
+            bridge_url: self.bridge_url.clone().filter(|_| self.spec.browser != Some(false)),
         }
     }
 
@@ -188,6 +197,8 @@ mod tests {
             expires_at: 3700,
             idle_timeout_secs: None,
             last_activity: 100,
+            bridge_url: None,
+            bridge_secret: Some("br1dge".into()),
         }
     }
 
@@ -234,6 +245,19 @@ mod tests {
 
     #[test]
     fn debug_hides_the_secret() {
-        assert!(!format!("{:?}", record("box_a")).contains("s3cret"));
+        let shown = format!("{:?}", record("box_a"));
+        assert!(!shown.contains("s3cret") && !shown.contains("br1dge"));
+        let info = serde_json::to_string(&record("box_a").info()).unwrap();
+        assert!(!info.contains("s3cret") && !info.contains("br1dge"));
+    }
+
+    #[test]
+    fn records_from_before_the_bridge_still_load() {
+        let mut v = serde_json::to_value(record("box_old")).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("bridge_url");
+        o.remove("bridge_secret");
+        let r: BoxRecord = serde_json::from_value(v).unwrap();
+        assert_eq!((r.bridge_url, r.bridge_secret), (None, None));
     }
 }

@@ -73,6 +73,9 @@ pub enum ErrorCode {
     PayloadTooLarge,
     /// An idempotency key was reused with a different body.
     IdempotencyKeyReused,
+    /// The page refused: a script threw, or a navigation failed;
+    /// `details` says what the page said.
+    PageError,
     /// The runtime named does not exist on this server.
     UnknownRuntime,
     /// The runtime or the box cannot do this.
@@ -105,7 +108,7 @@ impl ErrorCode {
             | Self::NotRunning => 409,
             Self::MethodNotAllowed => 405,
             Self::PayloadTooLarge => 413,
-            Self::IdempotencyKeyReused => 422,
+            Self::IdempotencyKeyReused | Self::PageError => 422,
             Self::Internal => 500,
             Self::GuestUnreachable => 502,
             Self::NotReady | Self::Unavailable => 503,
@@ -132,6 +135,7 @@ impl ErrorCode {
             Self::NotRunning => "not_running",
             Self::PayloadTooLarge => "payload_too_large",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::PageError => "page_error",
             Self::UnknownRuntime => "unknown_runtime",
             Self::Unsupported => "unsupported",
             Self::NotReady => "not_ready",
@@ -261,6 +265,7 @@ mod tests {
             ErrorCode::IdempotencyKeyReused,
             ErrorCode::GuestUnreachable,
             ErrorCode::DirectoryNotEmpty,
+            ErrorCode::PageError,
         ] {
             let s = serde_json::to_value(code).unwrap();
             assert_eq!(s, serde_json::Value::String(code.as_str().to_owned()));

@@ -128,6 +128,12 @@ pub struct BoxSpec {
     /// Labels of your own, up to 32.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Keep Chromium's user data (screen 0) in this named browser profile,
+    /// which later boxes with the same profile reuse. 1 to 63 lowercase
+    /// letters, digits, `-`, `_` or `.`, starting with a letter or digit.
+    /// Only on runtimes whose `can.browser_profile`; one live box per profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 /// Where a box runs and for how long.
@@ -218,6 +224,11 @@ pub struct BoxInfo {
     /// The idle timeout, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_secs: Option<u64>,
+    /// The Chromium bridge (DevTools) on the server's host, such as
+    /// `http://127.0.0.1:49154`, once the box runs a browser. It needs a
+    /// credential: `POST /v1/boxes/{id}/bridge` gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge_url: Option<String>,
 }
 
 /// The query of `GET /v1/boxes`.
@@ -308,4 +319,48 @@ pub struct AppInfo {
     pub description: String,
     /// It comes from a third-party repository that must be reachable at build time.
     pub third_party: bool,
+}
+
+/// `POST /v1/boxes/{id}/bridge`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BridgeRequest {
+    /// The ticket's lifetime in seconds (default 60, 1 to 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_secs: Option<u32>,
+}
+
+/// How to reach a box's Chromium (DevTools) from the host: the answer of
+/// `POST /v1/boxes/{id}/bridge`. It holds credentials: do not log it.
+///
+/// With headers: `chromium.connectOverCDP(http_url, { headers })` in
+/// Playwright, or `puppeteer.connect({ browserWSEndpoint: ws_url, headers })`.
+/// Without: `connectOverCDP(ticket_url)` before `expires_at`.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BridgeAccess {
+    /// The bridge's HTTP address, such as `http://127.0.0.1:49154`.
+    pub http_url: String,
+    /// The browser's WebSocket address through the bridge.
+    pub ws_url: String,
+    /// The headers every request to `http_url` and `ws_url` needs:
+    /// `Authorization: Bearer <bridge secret>`. The bridge secret is not the
+    /// box secret; it changes when a restarted server takes the box back.
+    pub headers: BTreeMap<String, String>,
+    /// `http_url` with a one-connection ticket in its path, for clients that
+    /// cannot send headers.
+    pub ticket_url: String,
+    /// The browser's WebSocket address with the ticket.
+    pub ticket_ws_url: String,
+    /// When the ticket can no longer open a connection, in RFC 3339.
+    pub expires_at: String,
+}
+
+impl std::fmt::Debug for BridgeAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BridgeAccess")
+            .field("http_url", &self.http_url)
+            .field("headers", &"<hidden>")
+            .field("ticket_url", &"<hidden>")
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
 }

@@ -10,8 +10,11 @@
 //! - [`TestServer`]: a real holmd in the test process on a loopback port,
 //!   with a token and its own state directory; on drop it removes every box
 //!   it made.
-//! - [`mcp`]: a real MCP client (the official TypeScript SDKs, from npm) and
-//!   the scenario every MCP transport runs.
+//! - [`node_clients`]: the Node.js clients no one at holm wrote (the
+//!   official MCP TypeScript SDKs and `playwright-core`, which only connects
+//!   and downloads no browser), installed once with `npm ci` into
+//!   `tests/holm-e2e/node`.
+//! - [`mcp`]: a real MCP client and the scenario every MCP transport runs.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -194,4 +197,12 @@ where
 pub async fn container_exists(box_id: &str) -> bool {
     let docker = DockerRuntime::connect("docker").expect("docker");
     docker.inspect(&holm::runtime::docker::container_name(box_id)).await.is_ok()
+}
+
+/// The directory of the end-to-end tests' Node.js clients
+/// (`tests/holm-e2e/node`), with their packages installed once for all test
+/// processes; fails the test, saying what to install, when Node.js 20 or
+/// later or npm is missing.
+pub fn node_clients() -> PathBuf {
+    mcp::node_dir()
 }

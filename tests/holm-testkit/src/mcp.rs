@@ -70,6 +70,7 @@ pub fn node_dir() -> PathBuf {
         let out = std::process::Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(&dir)
+            .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
             .output()
             .unwrap_or_else(|e| panic!("the MCP tests need npm ({e}); .ci/setup installs it"));
         assert!(

@@ -1,9 +1,12 @@
 //! The guest's HTTP API.
 //!
 //! [`app`] builds the router; tests drive it over a real socket. Every route
-//! but `GET /health` is behind the bearer check. Every response carries
+//! but `GET /health` is behind the bearer check. The Chromium bridge on port
+//! 9223 is a server of its own ([`crate::bridge`]); its credentials are set
+//! here. Every response carries
 //! `x-request-id`, and every error has the one shape of [`holm_proto::error`].
 
+mod browser;
 mod commands;
 mod core;
 pub mod error;
@@ -37,6 +40,10 @@ pub struct AppState {
     pub processes: Arc<crate::exec::Processes>,
     /// The X connections of the screens.
     pub x11: Arc<crate::x11::X11>,
+    /// The Chromium bridge's credentials.
+    pub bridge: Arc<crate::bridge::Bridge>,
+    /// Screen 0's browser, for the page tools.
+    pub browser: Arc<crate::browser::Browser>,
 }
 
 pub use holm_http::RequestId;
@@ -51,6 +58,7 @@ pub fn app(state: AppState) -> Router {
         .merge(processes::routes())
         .merge(files::routes())
         .merge(screens::routes())
+        .merge(browser::routes())
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

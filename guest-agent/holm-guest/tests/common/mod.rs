@@ -46,6 +46,8 @@ pub struct Guest {
     pub vnc_port_base: u16,
     /// The first DevTools port.
     pub devtools_port_base: u16,
+    /// The Chromium bridge, `http://127.0.0.1:PORT`.
+    pub bridge_url: String,
     /// The guest's home directory, a temporary directory.
     pub home: PathBuf,
     child: Child,
@@ -123,12 +125,14 @@ impl Guest {
         let display_base = free_display_base(u16::from(opts.screens));
         let vnc_port_base = free_port_range(u16::from(opts.screens));
         let devtools_port_base = free_port_range(u16::from(opts.screens));
+        let bridge_port = free_port();
         let secret = format!("test-secret-{}-{}", std::process::id(), port);
         let onoff = |b: bool| if b { "on" } else { "off" };
         let log = std::fs::File::create(home.join("guest.log")).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_holm-guest"))
             .env("HOLM_BOX_SECRET", &secret)
             .env("HOLM_GUEST_ADDR", format!("127.0.0.1:{port}"))
+            .env("HOLM_BRIDGE_ADDR", format!("127.0.0.1:{bridge_port}"))
             .env("HOLM_SCREENS", opts.screens.to_string())
             .env("HOLM_SCREEN_SIZES", &opts.sizes)
             .env("HOLM_DISPLAY_BASE", display_base.to_string())
@@ -150,6 +154,7 @@ impl Guest {
             display_base,
             vnc_port_base,
             devtools_port_base,
+            bridge_url: format!("http://127.0.0.1:{bridge_port}"),
             home,
             child,
             _dir: dir,
@@ -243,20 +248,33 @@ impl Guest {
     }
 }
 
-impl Drop for Guest {
-    fn drop(&mut self) {
-        // SIGTERM lets the guest stop its desktop; then make sure.
+impl Guest {
+    /// Stops the guest as a container engine would (SIGTERM), and waits
+    /// (10 s, Docker's grace) before killing it. Answers whether it ended by
+    /// itself. Its home directory stays until the handle drops.
+    pub fn terminate(&mut self) -> bool {
         // SAFETY: kill takes plain integers.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        false
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        // SIGTERM lets the guest stop its desktop; then make sure.
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        self.terminate();
     }
 }
 
@@ -284,5 +302,61 @@ where
         }
         assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// A tiny web server on loopback that answers each path from a fixed table
+/// (HTML), and 404 otherwise; it ends with the test.
+#[derive(Debug)]
+pub struct Site {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Site {
+    /// Serves `pages` (path, HTML).
+    pub async fn start(pages: &[(&str, &str)]) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let pages: std::collections::HashMap<String, String> =
+            pages.iter().map(|(p, h)| ((*p).to_owned(), (*h).to_owned())).collect();
+        let pages = std::sync::Arc::new(pages);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut tcp, _)) = listener.accept().await else { return };
+                let pages = std::sync::Arc::clone(&pages);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match tcp.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&buf);
+                    let path = head.split_whitespace().nth(1).unwrap_or("/");
+                    let path = path.split('?').next().unwrap_or("/");
+                    let (status, body) = match pages.get(path) {
+                        Some(b) => ("200 OK", b.clone()),
+                        None => ("404 Not Found", "<title>404</title>".to_owned()),
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = tcp.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        Self { url, task }
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }

@@ -5,12 +5,19 @@
 //! [`LABEL_BOX`], with its guest port published on 127.0.0.1 at a port the
 //! engine chooses. Requests are sent unversioned, so both Debian's engine 20.10
 //! (API 1.41) and engines that refuse clients below 1.44 answer.
+//!
+//! A browser profile is a named volume, `holm-profile-<name>`, labelled
+//! [`LABEL_PROFILE`], mounted at [`PROFILE_DIR`]; removing the box leaves it
+//! for the next box with the same profile. One container at a time may hold
+//! a profile. A box with a profile is stopped (SIGTERM, so Chromium writes
+//! its cookies out) before it is removed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use async_trait::async_trait;
 use bollard::Docker;
+use bollard::models::VolumeCreateRequest;
 use bollard::models::{
     ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding, PortMap,
 };
@@ -20,7 +27,10 @@ use bollard::query_parameters::{
 };
 use holm_proto::host::{Can, Environment, Place};
 
-use super::{LABEL_BOX, Machine, MachineSpec, MachineState, Result, Runtime, RuntimeError};
+use super::{
+    LABEL_BOX, LABEL_PROFILE, Machine, MachineSpec, MachineState, PROFILE_DIR, Result, Runtime,
+    RuntimeError,
+};
 use crate::image::{ImageRequest, Progress};
 
 /// Boxes as Docker containers.
@@ -104,6 +114,42 @@ pub fn container_name(box_id: &str) -> String {
     format!("holm-{box_id}")
 }
 
+/// The volume that keeps browser profile `name`.
+pub fn profile_volume(name: &str) -> String {
+    format!("holm-profile-{name}")
+}
+
+impl DockerRuntime {
+    /// Makes the profile's volume (labelled, so it can be found) unless it
+    /// exists, after checking that no container holds the profile.
+    async fn claim_profile(&self, name: &str) -> Result<String> {
+        let filters =
+            HashMap::from([("label".to_owned(), vec![format!("{LABEL_PROFILE}={name}")])]);
+        let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        let holders =
+            self.docker.list_containers(Some(options)).await.map_err(|e| self.engine(e))?;
+        if let Some(holder) = holders.first() {
+            let who = holder
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(LABEL_BOX).cloned())
+                .unwrap_or_else(|| holder.id.clone().unwrap_or_default());
+            return Err(RuntimeError::Conflict(format!(
+                "the browser profile {name:?} is in use by box {who}; one box at a time may keep a profile"
+            )));
+        }
+        let volume = profile_volume(name);
+        let request = VolumeCreateRequest {
+            name: Some(volume.clone()),
+            labels: Some(HashMap::from([(LABEL_PROFILE.to_owned(), name.to_owned())])),
+            ..VolumeCreateRequest::default()
+        };
+        // Creating a volume that exists answers the existing one.
+        self.docker.create_volume(request).await.map_err(|e| self.engine(e))?;
+        Ok(volume)
+    }
+}
+
 #[async_trait]
 impl Runtime for DockerRuntime {
     fn name(&self) -> &str {
@@ -131,7 +177,7 @@ impl Runtime for DockerRuntime {
             pause: true,
             stop: true,
             fork: false,
-            browser_profile: false,
+            browser_profile: true,
             screens: 6,
             wayland: false,
             resources: true,
@@ -181,6 +227,12 @@ impl Runtime for DockerRuntime {
     async fn create(&self, spec: &MachineSpec) -> Result<Machine> {
         let mut labels: HashMap<String, String> = spec.labels.clone().into_iter().collect();
         labels.insert(LABEL_BOX.to_owned(), spec.box_id.clone());
+        let mut binds = Vec::new();
+        if let Some(profile) = &spec.profile {
+            let volume = self.claim_profile(profile).await?;
+            binds.push(format!("{volume}:{PROFILE_DIR}"));
+            labels.insert(LABEL_PROFILE.to_owned(), profile.clone());
+        }
         let mut port_bindings = PortMap::new();
         let mut exposed = Vec::new();
         for port in &spec.ports {
@@ -202,6 +254,7 @@ impl Runtime for DockerRuntime {
             runtime: self.isolation.clone(),
             // Chromium needs more shared memory than Docker's 64 MiB default.
             shm_size: Some(512 * 1024 * 1024),
+            binds: (!binds.is_empty()).then_some(binds),
             ..HostConfig::default()
         };
         #[allow(deprecated)]
@@ -271,6 +324,17 @@ impl Runtime for DockerRuntime {
     }
 
     async fn remove(&self, id: &str) -> Result<()> {
+        // A kept profile must be written out: Chromium saves its cookies on a
+        // clean exit, which SIGKILL (a forced remove) would not give it.
+        if let Ok(m) = self.inspect(id).await
+            && m.labels.contains_key(LABEL_PROFILE)
+            && m.state == MachineState::Running
+        {
+            let options = StopContainerOptionsBuilder::default().t(10).build();
+            if let Err(e) = self.docker.stop_container(id, Some(options)).await {
+                tracing::warn!(container = id, error = %e, "cannot stop a box with a profile before removing it");
+            }
+        }
         let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         match self.docker.remove_container(id, Some(options)).await {
             Ok(()) => Ok(()),

@@ -25,6 +25,11 @@ pub const LABEL_RUNTIME: &str = "holm.runtime";
 pub const LABEL_SPEC: &str = "holm.spec";
 /// The label carrying the box's creation time (RFC 3339).
 pub const LABEL_CREATED: &str = "holm.created";
+/// The label naming the browser profile a box keeps (see [`MachineSpec::profile`]).
+pub const LABEL_PROFILE: &str = "holm.profile";
+/// Where a kept browser profile is mounted in the box: screen 0's Chromium
+/// user data directory (the guest's `HOLM_CHROMIUM_PROFILE`).
+pub const PROFILE_DIR: &str = "/holm/profile";
 
 /// What to run.
 #[derive(Clone, PartialEq, Eq)]
@@ -43,6 +48,10 @@ pub struct MachineSpec {
     pub memory_bytes: Option<u64>,
     /// CPU limit in billionths of a CPU.
     pub nano_cpus: Option<u64>,
+    /// A browser profile to keep at [`PROFILE_DIR`], on storage that
+    /// outlives the machine (a named volume on Docker). Only when
+    /// [`Runtime::can`] says `browser_profile`.
+    pub profile: Option<String>,
 }
 
 impl fmt::Debug for MachineSpec {
@@ -57,6 +66,7 @@ impl fmt::Debug for MachineSpec {
             .field("ports", &self.ports)
             .field("memory_bytes", &self.memory_bytes)
             .field("nano_cpus", &self.nano_cpus)
+            .field("profile", &self.profile)
             .finish()
     }
 }
@@ -113,6 +123,10 @@ pub enum RuntimeError {
         /// What was asked.
         what: String,
     },
+    /// Something the request needs is in use, such as a browser profile
+    /// that another box keeps.
+    #[error("{0}")]
+    Conflict(String),
     /// Preparing the image failed.
     #[error(transparent)]
     Image(#[from] crate::image::ImageError),

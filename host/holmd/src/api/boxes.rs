@@ -1,4 +1,4 @@
-//! Creating, listing, getting and removing boxes.
+//! Creating, listing, getting and removing boxes, and their bridge's credentials.
 
 use std::time::Duration;
 
@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use holm_http::{Error, StrictJson, StrictQuery};
 use holm_proto::guest::Page;
-use holm_proto::host::{BoxInfo, CreateBox, ListBoxes, WaitQuery};
+use holm_proto::host::{BoxInfo, BridgeAccess, BridgeRequest, CreateBox, ListBoxes, WaitQuery};
 use holm_proto::{ApiError, Issue};
 
 use super::AppState;
@@ -64,4 +64,12 @@ pub(super) async fn remove(
     Path(id): Path<String>,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.remove(&id, "removed by request").await?))
+}
+
+pub(super) async fn bridge(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    StrictJson(request): StrictJson<BridgeRequest>,
+) -> Result<Json<BridgeAccess>, Error> {
+    Ok(Json(state.service.bridge(&id, request.ttl_secs).await?))
 }

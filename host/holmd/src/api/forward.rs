@@ -49,6 +49,7 @@ fn keep_response_header(name: &HeaderName) -> bool {
 fn only_watches(method: &Method, rest: &str) -> bool {
     method == Method::GET
         && (rest == "/info"
+            || rest.starts_with("/browser/")
             || rest == "/screens"
             || (rest.starts_with("/screens/")
                 && (rest.ends_with("/screenshot")
@@ -171,5 +172,7 @@ mod tests {
         assert!(!only_watches(&Method::POST, "/screens/0/input"));
         assert!(!only_watches(&Method::POST, "/commands/run"));
         assert!(!only_watches(&Method::GET, "/files/content"));
+        assert!(only_watches(&Method::GET, "/browser/screenshot"));
+        assert!(!only_watches(&Method::POST, "/browser/click"));
     }
 }

@@ -18,14 +18,16 @@ use axum::extract::Request;
 use axum::middleware::{self, Next};
 use holm_http::Error;
 use holm_proto::guest::{
-    CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo, FileStat, Info,
-    InputRequest, InputResult, ListQuery, MkdirRequest, OutputEvent, OutputPage, OutputQuery, Page,
-    PathQuery, ProcessInfo, ProcessStart, RemoveRequest, RenameRequest, Screen, ScreenshotOptions,
-    SignalRequest, StdinQuery, WriteQuery,
+    ClickRequest, CommandEvent, CommandRequest, CommandResult, CursorPosition, EvaluateRequest,
+    EvaluateResult, FileInfo, FileStat, FillRequest, Info, InputRequest, InputResult, ListQuery,
+    LoadStateResult, MkdirRequest, NavigateRequest, OpenTab, OutputEvent, OutputPage, OutputQuery,
+    Page, PageContent, PageResult, PageScreenshotOptions, PathQuery, PressRequest, ProcessInfo,
+    ProcessStart, RemoveRequest, RenameRequest, Screen, ScreenshotOptions, SignalRequest,
+    StdinQuery, StorageState, Tab, TabQuery, TypeRequest, WaitRequest, WriteQuery,
 };
 use holm_proto::host::{
-    AppInfo, BoxInfo, BuildEvent, BuildImage, CreateBox, ImageInfo, ListBoxes, RuntimeInfo,
-    ServerHealth, WaitQuery,
+    AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage, CreateBox, ImageInfo,
+    ListBoxes, RuntimeInfo, ServerHealth, WaitQuery,
 };
 
 use self::doc::{Api, Op};
@@ -136,6 +138,96 @@ pub fn routes() -> Api<AppState> {
         .post("/v1/boxes/{id}/files/mkdir", f::forward, Op::json::<FileInfo>("files", "Make a directory").body::<MkdirRequest>())
         .post("/v1/boxes/{id}/files/remove", f::forward, Op::empty("files", "Remove a path").body::<RemoveRequest>())
         .post("/v1/boxes/{id}/files/rename", f::forward, Op::json::<FileInfo>("files", "Rename a path").body::<RenameRequest>())
+        .post(
+            "/v1/boxes/{id}/bridge",
+            b::bridge,
+            Op::json::<BridgeAccess>(
+                "browser",
+                "How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, \
+                 the Authorization header with the bridge's own secret, and a ticket URL that opens one \
+                 connection without headers before expires_at",
+            )
+            .body::<BridgeRequest>(),
+        )
+        .get("/v1/boxes/{id}/browser/tabs", f::forward, Op::json::<Page<Tab>>("browser", "The browser's tabs"))
+        .post(
+            "/v1/boxes/{id}/browser/tabs",
+            f::forward,
+            Op::json::<Tab>("browser", "Open a tab, make it current, and wait for its page to load").body::<OpenTab>(),
+        )
+        .delete("/v1/boxes/{id}/browser/tabs/{tab}", f::forward, Op::empty("browser", "Close a tab"))
+        .post(
+            "/v1/boxes/{id}/browser/tabs/{tab}/activate",
+            f::forward,
+            Op::empty("browser", "Bring a tab to the front and make it current"),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/navigate",
+            f::forward,
+            Op::json::<PageResult>("browser", "Load a URL and wait for load, DOMContentLoaded or commit")
+                .body::<NavigateRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/click",
+            f::forward,
+            Op::json::<PageResult>("browser", "Click the first visible element that matches a CSS selector, with real mouse events")
+                .body::<ClickRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/type",
+            f::forward,
+            Op::json::<PageResult>("browser", "Type text as key presses, into the element that matches or where the focus is")
+                .body::<TypeRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/fill",
+            f::forward,
+            Op::json::<PageResult>("browser", "Set a field's value at once, firing input and change").body::<FillRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/press",
+            f::forward,
+            Op::json::<PageResult>("browser", "Press a key or chord such as Enter or Control+a").body::<PressRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/wait",
+            f::forward,
+            Op::json::<PageResult>("browser", "Wait (bounded) until an element is visible, attached, hidden or detached")
+                .body::<WaitRequest>(),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/evaluate",
+            f::forward,
+            Op::json::<EvaluateResult>("browser", "Evaluate a JavaScript expression; an exception is a page_error")
+                .body::<EvaluateRequest>(),
+        )
+        .get(
+            "/v1/boxes/{id}/browser/screenshot",
+            f::forward,
+            Op::image("browser", "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height")
+                .query::<PageScreenshotOptions>(),
+        )
+        .get(
+            "/v1/boxes/{id}/browser/text",
+            f::forward,
+            Op::json::<PageContent>("browser", "The text a person sees in a tab").query::<TabQuery>(),
+        )
+        .get(
+            "/v1/boxes/{id}/browser/html",
+            f::forward,
+            Op::json::<PageContent>("browser", "The HTML of a tab").query::<TabQuery>(),
+        )
+        .get(
+            "/v1/boxes/{id}/browser/state",
+            f::forward,
+            Op::json::<StorageState>("browser", "save_state: the cookies and the local and session storage of every origin open in a tab"),
+        )
+        .post(
+            "/v1/boxes/{id}/browser/state",
+            f::forward,
+            Op::json::<LoadStateResult>("browser", "load_state: put cookies and storage (from any box) into this box's browser")
+                .body::<StorageState>(),
+        )
         .get("/v1/images", i::list, Op::json::<Page<ImageInfo>>("images", "The images holm built"))
         .post(
             "/v1/images/build",

@@ -1,0 +1,292 @@
+//! The page tools, browser state and bridge of a box, on [`BoxClient`].
+//!
+//! Through holmd these are `/v1/boxes/{id}/browser/...` and
+//! `/v1/boxes/{id}/bridge`; straight against a guest, `/v1/browser/...` and
+//! `/v1/bridge/...`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use holm_proto::guest::{
+    BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult, FillRequest,
+    LoadStateResult, NavigateRequest, OpenTab, Page, PageContent, PageImageFormat, PageResult,
+    PageScreenshotOptions, PressRequest, StorageState, Tab, Ticket, TicketRequest, TypeRequest,
+    WaitRequest, headers,
+};
+use holm_proto::host::{BridgeAccess, BridgeRequest};
+
+use crate::boxes::{BoxClient, enc};
+use crate::error::{ClientError, Result, check, transport};
+
+/// A page screenshot: the raw image and its size.
+#[derive(Debug, Clone)]
+pub struct PageScreenshot {
+    /// The encoded image.
+    pub bytes: Bytes,
+    /// PNG or JPEG.
+    pub format: PageImageFormat,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl BoxClient {
+    /// The browser's tabs.
+    pub async fn tabs(&self) -> Result<Vec<Tab>> {
+        Ok(self.get_json::<Page<Tab>>("/browser/tabs").await?.data)
+    }
+
+    /// Opens a tab (it becomes the current one).
+    pub async fn open_tab(&self, request: &OpenTab) -> Result<Tab> {
+        self.post_json("/browser/tabs", request).await
+    }
+
+    /// Closes a tab.
+    pub async fn close_tab(&self, tab: &str) -> Result<()> {
+        let (url, rb) =
+            self.request(reqwest::Method::DELETE, &format!("/browser/tabs/{}", enc(tab)));
+        self.send(&url, rb).await.map(drop)
+    }
+
+    /// Brings a tab to the front and makes it the current one.
+    pub async fn activate_tab(&self, tab: &str) -> Result<()> {
+        let (url, rb) =
+            self.request(reqwest::Method::POST, &format!("/browser/tabs/{}/activate", enc(tab)));
+        self.send(&url, rb).await.map(drop)
+    }
+
+    /// Loads `url` in the current tab and waits for its `load` event.
+    pub async fn navigate(&self, url: &str) -> Result<PageResult> {
+        self.navigate_with(&NavigateRequest { url: url.to_owned(), ..NavigateRequest::default() })
+            .await
+    }
+
+    /// Loads a URL as asked.
+    pub async fn navigate_with(&self, request: &NavigateRequest) -> Result<PageResult> {
+        self.post_json("/browser/navigate", request).await
+    }
+
+    /// Clicks the first visible element that matches a CSS selector.
+    pub async fn page_click(&self, selector: &str) -> Result<PageResult> {
+        self.page_click_with(&ClickRequest {
+            selector: selector.to_owned(),
+            ..ClickRequest::default()
+        })
+        .await
+    }
+
+    /// Clicks as asked.
+    pub async fn page_click_with(&self, request: &ClickRequest) -> Result<PageResult> {
+        self.post_json("/browser/click", request).await
+    }
+
+    /// Types text as key presses into the element that matches.
+    pub async fn page_type(&self, selector: &str, text: &str) -> Result<PageResult> {
+        self.page_type_with(&TypeRequest {
+            text: text.to_owned(),
+            selector: Some(selector.to_owned()),
+            ..TypeRequest::default()
+        })
+        .await
+    }
+
+    /// Types as asked.
+    pub async fn page_type_with(&self, request: &TypeRequest) -> Result<PageResult> {
+        self.post_json("/browser/type", request).await
+    }
+
+    /// Sets a field's value at once.
+    pub async fn page_fill(&self, selector: &str, value: &str) -> Result<PageResult> {
+        self.page_fill_with(&FillRequest {
+            selector: selector.to_owned(),
+            value: value.to_owned(),
+            ..FillRequest::default()
+        })
+        .await
+    }
+
+    /// Fills as asked.
+    pub async fn page_fill_with(&self, request: &FillRequest) -> Result<PageResult> {
+        self.post_json("/browser/fill", request).await
+    }
+
+    /// Presses a key or chord, such as `Enter` or `Control+a`, where the focus is.
+    pub async fn page_press(&self, key: &str) -> Result<PageResult> {
+        self.page_press_with(&PressRequest { key: key.to_owned(), ..PressRequest::default() }).await
+    }
+
+    /// Presses as asked.
+    pub async fn page_press_with(&self, request: &PressRequest) -> Result<PageResult> {
+        self.post_json("/browser/press", request).await
+    }
+
+    /// Waits (5 s at most) until an element that matches is visible.
+    pub async fn page_wait(&self, selector: &str) -> Result<PageResult> {
+        self.page_wait_with(&WaitRequest {
+            selector: selector.to_owned(),
+            ..WaitRequest::default()
+        })
+        .await
+    }
+
+    /// Waits as asked.
+    pub async fn page_wait_with(&self, request: &WaitRequest) -> Result<PageResult> {
+        self.post_json("/browser/wait", request).await
+    }
+
+    /// Evaluates a JavaScript expression in the current tab.
+    pub async fn evaluate(&self, expression: &str) -> Result<EvaluateResult> {
+        self.evaluate_with(&EvaluateRequest {
+            expression: expression.to_owned(),
+            ..EvaluateRequest::default()
+        })
+        .await
+    }
+
+    /// Evaluates as asked.
+    pub async fn evaluate_with(&self, request: &EvaluateRequest) -> Result<EvaluateResult> {
+        self.post_json("/browser/evaluate", request).await
+    }
+
+    /// A screenshot of a tab (the viewport, or the whole page).
+    pub async fn page_screenshot(&self, options: &PageScreenshotOptions) -> Result<PageScreenshot> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/browser/screenshot");
+        let response = self.send(&url, rb.query(options)).await?;
+        let h = response.headers().clone();
+        let num = |name: &str| -> Result<u32> {
+            h.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).ok_or_else(
+                || ClientError::Protocol {
+                    url: url.clone(),
+                    message: format!("missing header {name}"),
+                },
+            )
+        };
+        let format = match h.get("content-type").and_then(|v| v.to_str().ok()) {
+            Some("image/jpeg") => PageImageFormat::Jpeg,
+            _ => PageImageFormat::Png,
+        };
+        let (width, height) = (num(headers::WIDTH)?, num(headers::HEIGHT)?);
+        let bytes = response.bytes().await.map_err(transport(&url))?;
+        Ok(PageScreenshot { bytes, format, width, height })
+    }
+
+    /// The text a person sees in a tab (default: the current one).
+    pub async fn page_text(&self, tab: Option<&str>) -> Result<PageContent> {
+        self.content("/browser/text", tab).await
+    }
+
+    /// The HTML of a tab (default: the current one).
+    pub async fn page_html(&self, tab: Option<&str>) -> Result<PageContent> {
+        self.content("/browser/html", tab).await
+    }
+
+    async fn content(&self, path: &str, tab: Option<&str>) -> Result<PageContent> {
+        let (url, mut rb) = self.request(reqwest::Method::GET, path);
+        if let Some(t) = tab {
+            rb = rb.query(&[("tab", t)]);
+        }
+        self.json(&url, rb).await
+    }
+
+    /// The browser's cookies and the storage of every origin open in a tab.
+    pub async fn save_state(&self) -> Result<StorageState> {
+        self.get_json("/browser/state").await
+    }
+
+    /// Puts cookies and storage (from [`BoxClient::save_state`], maybe of
+    /// another box) into this box's browser.
+    pub async fn load_state(&self, state: &StorageState) -> Result<LoadStateResult> {
+        self.post_json("/browser/state", state).await
+    }
+
+    /// How to reach the box's Chromium from this host, with a fresh ticket
+    /// (through holmd; a `Computer` answers its own).
+    pub async fn bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess> {
+        self.post_json("/bridge", &BridgeRequest { ttl_secs }).await
+    }
+
+    /// Sets the bridge's secret (straight against a guest only).
+    pub async fn set_bridge_secret(&self, secret: &str) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::PUT, "/bridge/secret");
+        let body = BridgeSecret { secret: secret.to_owned() };
+        self.send(&url, rb.json(&body)).await.map(drop)
+    }
+
+    /// Issues a bridge ticket (straight against a guest only).
+    pub async fn bridge_ticket(&self, ttl_secs: Option<u32>) -> Result<Ticket> {
+        self.post_json("/bridge/tickets", &TicketRequest { ttl_secs }).await
+    }
+
+    /// The bridge's state (straight against a guest only).
+    pub async fn bridge_status(&self) -> Result<BridgeStatus> {
+        self.get_json("/bridge").await
+    }
+}
+
+/// Makes a [`BridgeAccess`] for a box: sets `secret` on its guest (the same
+/// secret again changes nothing; a guest that restarted gets it back), issues
+/// a ticket, and asks the bridge at `bridge_url` for the browser's address.
+pub async fn bridge_access(
+    guest: &BoxClient,
+    bridge_url: &str,
+    secret: &str,
+    ttl_secs: Option<u32>,
+) -> Result<BridgeAccess> {
+    guest.set_bridge_secret(secret).await?;
+    let ticket = guest.bridge_ticket(ttl_secs).await?;
+    let http_url = bridge_url.trim_end_matches('/').to_owned();
+    let url = format!("{http_url}/json/version");
+    let http = crate::client_builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(15))
+        .build()
+        .map_err(transport(&url))?;
+    let response = http.get(&url).bearer_auth(secret).send().await.map_err(transport(&url))?;
+    let response = check(&url, response).await?;
+    let v: serde_json::Value = response
+        .json()
+        .await
+        .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() })?;
+    let ws_url = v["webSocketDebuggerUrl"]
+        .as_str()
+        .ok_or_else(|| ClientError::Protocol {
+            url: url.clone(),
+            message: "no webSocketDebuggerUrl".into(),
+        })?
+        .to_owned();
+    let ticket_ws_url = with_ticket(&ws_url, &ticket.ticket);
+    let expires = SystemTime::now() + Duration::from_secs(u64::from(ticket.expires_in_secs));
+    Ok(BridgeAccess {
+        ticket_url: format!("{http_url}/t/{}", ticket.ticket),
+        ticket_ws_url,
+        http_url,
+        ws_url,
+        headers: BTreeMap::from([("Authorization".to_owned(), format!("Bearer {secret}"))]),
+        expires_at: humantime::format_rfc3339_seconds(expires).to_string(),
+    })
+}
+
+/// `ws://host/devtools/...` with `/t/<ticket>` after the host.
+fn with_ticket(ws_url: &str, ticket: &str) -> String {
+    let (scheme, rest) = ws_url.split_once("://").unwrap_or(("ws", ws_url));
+    match rest.find('/') {
+        Some(i) => format!("{scheme}://{}/t/{ticket}{}", &rest[..i], &rest[i..]),
+        None => format!("{scheme}://{rest}/t/{ticket}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ticket_goes_after_the_host() {
+        assert_eq!(
+            with_ticket("ws://127.0.0.1:49154/devtools/browser/abc", "tk"),
+            "ws://127.0.0.1:49154/t/tk/devtools/browser/abc"
+        );
+        assert_eq!(with_ticket("wss://h", "tk"), "wss://h/t/tk");
+    }
+}
