@@ -12,15 +12,21 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use async_trait::async_trait;
 use bollard::Docker;
 use bollard::models::{
-    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding, PortMap,
+    ContainerConfig, ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding,
+    PortMap,
 };
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+    CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    StopContainerOptionsBuilder,
 };
 use holm_proto::host::{Can, Environment, Place};
 
-use super::{LABEL_BOX, Machine, MachineSpec, MachineState, Result, Runtime, RuntimeError};
+use super::{
+    ENV_SECRET, LABEL_BOX, LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE,
+    LABEL_RUNTIME, LABEL_SERVER, LABEL_SPEC, Machine, MachineSpec, MachineState, Result, Runtime,
+    RuntimeError,
+};
 use crate::image::{ImageRequest, Progress};
 
 /// Boxes as Docker containers.
@@ -88,6 +94,10 @@ pub fn container_name(box_id: &str) -> String {
     format!("holm-{box_id}")
 }
 
+/// The image repository of forks: `holm-fork:<new box id>`, removed with
+/// the box made from it.
+pub const FORK_REPO: &str = "holm-fork";
+
 #[async_trait]
 impl Runtime for DockerRuntime {
     fn name(&self) -> &str {
@@ -114,7 +124,7 @@ impl Runtime for DockerRuntime {
         Can {
             pause: true,
             stop: true,
-            fork: false,
+            fork: true,
             browser_profile: false,
             screens: 6,
             wayland: false,
@@ -255,8 +265,23 @@ impl Runtime for DockerRuntime {
     }
 
     async fn remove(&self, id: &str) -> Result<()> {
+        // A fork's image goes with it: nothing else uses it.
+        let image = match self.docker.inspect_container(id, None::<InspectContainerOptions>).await {
+            Ok(c) => c.config.and_then(|c| c.image).filter(|i| i.starts_with(FORK_REPO)),
+            Err(_) => None,
+        };
         let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
-        match self.docker.remove_container(id, Some(options)).await {
+        let removed = self.docker.remove_container(id, Some(options)).await;
+        if let Some(image) = image
+            && removed.is_ok()
+        {
+            // A fork of this fork still holds its layers; untagging is enough.
+            let options = RemoveImageOptionsBuilder::default().noprune(false).build();
+            if let Err(e) = self.docker.remove_image(&image, Some(options), None).await {
+                tracing::debug!(image, error = %e, "the fork's image stays");
+            }
+        }
+        match removed {
             Ok(()) => Ok(()),
             Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
                 Ok(())
@@ -302,5 +327,60 @@ impl Runtime for DockerRuntime {
 
     async fn resume(&self, id: &str) -> Result<()> {
         self.docker.unpause_container(id).await.map_err(|e| self.engine(e))
+    }
+
+    async fn fork(&self, id: &str, new_box_id: &str) -> Result<String> {
+        // `docker commit` pauses a running container while it copies, so the
+        // files are consistent. The engine merges the container's settings
+        // into the image's: each one that must not carry over is overridden
+        // here, the secret above all, so the image never holds it.
+        let env = vec![format!("{ENV_SECRET}=")];
+        let labels: HashMap<String, String> = [
+            LABEL_BOX,
+            LABEL_RUNTIME,
+            LABEL_SPEC,
+            LABEL_CREATED,
+            LABEL_SERVER,
+            LABEL_EXPIRES,
+            LABEL_IDLE,
+            LABEL_FORKED_FROM,
+        ]
+        .iter()
+        .map(|k| ((*k).to_owned(), String::new()))
+        // Not `1`: `holm image ls` lists only the images holm built.
+        .chain([(crate::image::LABEL_IMAGE.to_owned(), "fork".to_owned())])
+        .collect();
+        let config = ContainerConfig { env: Some(env), labels: Some(labels), ..Default::default() };
+        let options = CommitContainerOptionsBuilder::default()
+            .container(id)
+            .repo(FORK_REPO)
+            .tag(new_box_id)
+            .pause(true)
+            .build();
+        self.docker.commit_container(options, config).await.map_err(|e| self.engine(e))?;
+        Ok(format!("{FORK_REPO}:{new_box_id}"))
+    }
+
+    async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
+        match self.inspect(&container_name(box_id)).await {
+            Ok(m) if m.box_id.as_deref() == Some(box_id) => Ok(Some(m)),
+            Ok(_) | Err(RuntimeError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn box_secret(&self, id: &str) -> Result<Option<String>> {
+        let c = self
+            .docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+            .map_err(|e| self.engine(e))?;
+        let prefix = format!("{ENV_SECRET}=");
+        Ok(c.config
+            .and_then(|c| c.env)
+            .unwrap_or_default()
+            .into_iter()
+            .find_map(|v| v.strip_prefix(&prefix).map(str::to_owned))
+            .filter(|s| !s.is_empty()))
     }
 }
