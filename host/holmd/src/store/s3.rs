@@ -176,13 +176,20 @@ impl S3Store {
             404 => {
                 tracing::info!(bucket = %config.bucket, "making the S3 bucket");
                 let url = store.bucket.create_bucket(&store.credentials).sign(SIGNED_FOR);
-                let mut rb = store.http.put(url);
-                if config.region != "us-east-1" {
-                    rb = rb.body(format!(
+                // Always a body, if empty: some servers want a length.
+                let body = if config.region == "us-east-1" {
+                    String::new()
+                } else {
+                    format!(
                         "<CreateBucketConfiguration><LocationConstraint>{}</LocationConstraint></CreateBucketConfiguration>",
                         config.region
-                    ));
-                }
+                    )
+                };
+                let rb = store
+                    .http
+                    .put(url)
+                    .header(reqwest::header::CONTENT_LENGTH, body.len())
+                    .body(body);
                 store.check(rb.send().await.map_err(s3)?).await.map_err(|e| {
                     StoreError::Config(format!("cannot make the bucket {}: {e}", config.bucket))
                 })?;
