@@ -21,6 +21,8 @@ impl Holmd {
             .env("HOLM_SERVER_ADDR", format!("127.0.0.1:{port}"))
             .env("HOLM_SERVER_TOKEN", token)
             .env("HOLM_STATE_DIR", state_dir)
+            // Its own name: it takes back only the boxes it labelled.
+            .env("HOLM_SERVER_NAME", format!("binary-{port}"))
             .env("RUST_LOG", "holmd=debug")
             .stdin(Stdio::null())
             .spawn()
