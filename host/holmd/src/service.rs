@@ -1241,7 +1241,7 @@ impl Service {
                 tick.tick().await;
                 service.expire_due().await;
                 service.flush().await;
-                if n % 3600 == 0 {
+                if n.is_multiple_of(3600) {
                     service.purge_idempotency().await;
                 }
                 n += 1;
