@@ -158,6 +158,8 @@ pub struct Service {
     idempotency: tokio::sync::Mutex<()>,
     /// Boxes whose last command moved but is not yet written.
     dirty: Mutex<BTreeSet<String>>,
+    /// Expired boxes whose removal failed, so the warning is said once.
+    expiry_failed: Mutex<BTreeSet<String>>,
 }
 
 /// How long `wait_for` may wait at most.
@@ -200,6 +202,7 @@ impl Service {
             tracer: Tracer::default(),
             idempotency: tokio::sync::Mutex::new(()),
             dirty: Mutex::new(BTreeSet::new()),
+            expiry_failed: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -895,6 +898,9 @@ impl Service {
                 .values()
                 .map(|e| e.record())
                 .filter(|r| r.state.is_live())
+                // Without its runtime the box cannot be removed; it stays
+                // unreachable until a server that has the runtime ends it.
+                .filter(|r| self.runtimes.contains_key(&r.runtime))
                 .filter_map(|r| {
                     let (deadline, why) = r.deadline();
                     (deadline <= now).then(|| (r.id.clone(), why))
@@ -904,8 +910,21 @@ impl Service {
         let mut n = 0;
         for (id, why) in due {
             match self.remove(&id, &format!("expired: {why}")).await {
-                Ok(_) => n += 1,
-                Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot remove an expired box"),
+                Ok(_) => {
+                    n += 1;
+                    self.expiry_failed.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                }
+                Err(e) => {
+                    // Tried again each second; said once.
+                    let first = self
+                        .expiry_failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id.clone());
+                    if first {
+                        tracing::warn!(box_id = %id, error = %e, "cannot remove an expired box; retrying");
+                    }
+                }
             }
         }
         n

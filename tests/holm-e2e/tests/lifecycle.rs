@@ -205,3 +205,31 @@ async fn a_server_that_lost_its_store_finds_its_labelled_boxes() {
     server.client.remove_box(&info.id).await.unwrap();
     assert!(!container_exists(&info.id).await);
 }
+
+#[tokio::test]
+async fn a_leftover_container_of_the_same_box_is_replaced() {
+    if !e2e_enabled().await {
+        return;
+    }
+    // A server killed while the engine made a box's container, then asked
+    // again for the same box after its restart: the second create wins.
+    use holm::runtime::Runtime;
+    let image = holm_testkit::ensure_image().await;
+    let docker = holm::runtime::docker::DockerRuntime::connect("docker").unwrap();
+    let name = holm_testkit::unique_server_name();
+    let spec = holm::runtime::MachineSpec {
+        box_id: holm::ids::new_box_id(),
+        image,
+        env: vec![("HOLM_BOX_SECRET".into(), holm::ids::new_secret())],
+        labels: [(holm::runtime::LABEL_SERVER.to_owned(), name.clone())].into(),
+        ports: vec![holm_proto::guest::DEFAULT_GUEST_PORT],
+        memory_bytes: None,
+        nano_cpus: None,
+    };
+    let first = docker.create(&spec).await.expect("first create");
+    let second = docker.create(&spec).await.expect("the same box again");
+    assert_ne!(first.id, second.id);
+    assert!(docker.inspect(&first.id).await.is_err(), "the leftover is gone");
+    assert_eq!(docker.find(&spec.box_id).await.unwrap().map(|m| m.id), Some(second.id));
+    holm_testkit::remove_server_boxes(&name).await;
+}

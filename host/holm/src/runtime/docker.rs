@@ -208,10 +208,25 @@ impl Runtime for DockerRuntime {
             hostname: Some("holm".into()),
             ..ContainerCreateBody::default()
         };
-        let options =
-            CreateContainerOptionsBuilder::default().name(&container_name(&spec.box_id)).build();
-        let created =
-            self.docker.create_container(Some(options), body).await.map_err(|e| self.engine(e))?;
+        let name = container_name(&spec.box_id);
+        let options = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = match self.docker.create_container(Some(options.clone()), body.clone()).await
+        {
+            Ok(c) => c,
+            // The name is the box's: a container that holds it is a leftover
+            // of an earlier try at this same box, such as one the engine
+            // finished after the server that asked for it was killed.
+            // Replace it.
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 409, .. }) => {
+                tracing::info!(box_id = %spec.box_id, "replacing a leftover container of this box");
+                self.remove(&name).await?;
+                self.docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map_err(|e| self.engine(e))?
+            }
+            Err(e) => return Err(self.engine(e)),
+        };
         if let Err(e) = self.docker.start_container(&created.id, None).await {
             let _ = self.remove(&created.id).await;
             return Err(self.engine(e));
