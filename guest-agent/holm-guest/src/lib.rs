@@ -59,6 +59,7 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
     let bridge_listener = TcpListener::bind(config.bridge_addr).await?;
     tracing::info!(addr = %listener.local_addr()?, bridge = %bridge_listener.local_addr()?, profile = %config.profile, screens = config.screens.len(), "holm-guest listening");
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
+    supervisor::clear_stale_locks(&config);
     let supervisor =
         supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
     let processes = exec::Processes::new(exec::BaseEnv::new(&config));

@@ -80,6 +80,41 @@ impl std::fmt::Debug for Supervisor {
     }
 }
 
+/// Removes what an earlier run of the desktop left in the box's files: X
+/// display locks and sockets, and Chromium's profile locks. A box that was
+/// stopped and started again, or forked, keeps its files, and with them
+/// these; but PIDs start again from 1, so a lock's PID can name a live,
+/// unrelated process and Xvfb or Chromium would refuse to start. Only done
+/// when the guest is PID 1: then nothing it did not start runs beside it, so
+/// every such lock is stale.
+pub fn clear_stale_locks(config: &Config) {
+    if std::process::id() != 1 {
+        return;
+    }
+    let mut paths = Vec::new();
+    for i in 0..config.screens.len() {
+        let screen = u8::try_from(i).unwrap_or(u8::MAX);
+        let number = config.display(screen).trim_start_matches(':').to_owned();
+        paths.push(PathBuf::from(format!("/tmp/.X{number}-lock")));
+        paths.push(PathBuf::from(format!("/tmp/.X11-unix/X{number}")));
+        let profile = config.state_dir.join(format!("chromium-{screen}"));
+        for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+            paths.push(profile.join(name));
+        }
+    }
+    for path in paths {
+        // `symlink_metadata`: Chromium's locks are dangling symlinks.
+        if std::fs::symlink_metadata(&path).is_ok() {
+            match std::fs::remove_file(&path) {
+                Ok(()) => tracing::info!(path = %path.display(), "removed a stale lock"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot remove a stale lock")
+                }
+            }
+        }
+    }
+}
+
 impl Supervisor {
     /// The components of an X11 desktop for `config`.
     pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {

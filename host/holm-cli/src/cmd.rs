@@ -11,7 +11,7 @@ use holm_proto::guest::{
     Action, Button, CommandEvent, CommandRequest, ImageFormat, InputRequest, Point, Region,
     ScreenshotOptions,
 };
-use holm_proto::host::{BoxSpec, BuildEvent, BuildImage, CreateBox, Placement};
+use holm_proto::host::{BoxSpec, BuildEvent, BuildImage, CreateBox, ForkBox, Placement};
 
 use crate::output;
 
@@ -42,6 +42,61 @@ enum Command {
         /// The box ids.
         #[arg(required = true)]
         boxes: Vec<String>,
+    },
+    /// Stop boxes, keeping their files.
+    Stop {
+        /// The box ids.
+        #[arg(required = true)]
+        boxes: Vec<String>,
+    },
+    /// Start a stopped box: a new desktop on new ports.
+    Start {
+        /// The box id.
+        r#box: String,
+        /// Wait at most this many seconds for the desktop.
+        #[arg(long, default_value_t = 300)]
+        wait: u64,
+    },
+    /// Pause a box, keeping its memory.
+    Pause {
+        /// The box id.
+        r#box: String,
+    },
+    /// Resume a paused box where it was.
+    Resume {
+        /// The box id.
+        r#box: String,
+    },
+    /// Fork a box: a new box with a copy of its files. Prints the new id.
+    Fork {
+        /// The box id.
+        r#box: String,
+        /// Remove the copy after this many minutes (default: the runtime's).
+        #[arg(long, value_name = "MINUTES")]
+        ttl: Option<u64>,
+        /// Remove the copy when no command came for this many minutes
+        /// (default: the original's).
+        #[arg(long, value_name = "MINUTES")]
+        idle: Option<u64>,
+        /// A name of your own for the copy.
+        #[arg(long)]
+        name: Option<String>,
+        /// Wait at most this many seconds for the copy's desktop.
+        #[arg(long, default_value_t = 600)]
+        wait: u64,
+    },
+    /// Move the end of a box's lifetime later.
+    Extend {
+        /// The box id.
+        r#box: String,
+        /// How many minutes more.
+        #[arg(long, value_name = "N")]
+        minutes: u64,
+    },
+    /// The requests through the server to a box, oldest first.
+    Traces {
+        /// The box id.
+        r#box: String,
     },
     /// Save a screenshot (FILE `-` writes to standard output).
     Screenshot(ScreenshotArgs),
@@ -197,6 +252,10 @@ struct NewArgs {
     /// image also waits for its build).
     #[arg(long, default_value_t = 900)]
     wait: u64,
+    /// Makes the create safe to retry: the same key and options answer the
+    /// same box for 24 hours.
+    #[arg(long, value_name = "KEY")]
+    idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -380,6 +439,71 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Stop { boxes } => {
+            let mut stopped = Vec::new();
+            for id in &boxes {
+                stopped.push(client.stop_box(id).await?);
+            }
+            print_boxes(&stopped, json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Start { r#box, wait } => {
+            let info = client.start_box(&r#box, Some(wait)).await?;
+            running_or_error(&info, json)
+        }
+        Command::Pause { r#box } => {
+            print_boxes(&[client.pause_box(&r#box).await?], json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Resume { r#box } => {
+            print_boxes(&[client.resume_box(&r#box).await?], json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fork { r#box, ttl, idle, name, wait } => {
+            let request = ForkBox {
+                name,
+                expires_after_secs: ttl.map(|m| m.saturating_mul(60)),
+                idle_timeout_secs: idle.map(|m| m.saturating_mul(60)),
+            };
+            let info = client.fork_box(&r#box, &request, None, Some(wait)).await?;
+            running_or_error(&info, json)
+        }
+        Command::Extend { r#box, minutes } => {
+            let info = client.extend_box(&r#box, minutes.saturating_mul(60)).await?;
+            if json {
+                output::json(&info);
+            } else {
+                output::line(&format!("{} expires at {}", info.id, info.expires_at));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Traces { r#box } => {
+            let traces = client.all_traces(&r#box).await?;
+            if json {
+                output::json(&traces);
+            } else {
+                let rows: Vec<Vec<String>> = traces
+                    .iter()
+                    .map(|t| {
+                        let path = if t.query.is_empty() {
+                            t.path.clone()
+                        } else {
+                            format!("{}?{}", t.path, t.query.join("&"))
+                        };
+                        vec![
+                            t.at.clone(),
+                            t.method.clone(),
+                            path,
+                            t.status.to_string(),
+                            t.code.clone().unwrap_or_default(),
+                            format!("{} ms", t.duration_ms),
+                        ]
+                    })
+                    .collect();
+                output::table(&["AT", "METHOD", "PATH", "STATUS", "CODE", "DURATION"], &rows);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Screenshot(a) => screenshot(&client, a, json).await,
         Command::Click(a) => {
             let action = Action::Click {
@@ -531,9 +655,27 @@ async fn new(client: &Client, a: NewArgs, json: bool) -> anyhow::Result<ExitCode
             idle_timeout_secs: a.idle.map(|m| m.saturating_mul(60)),
         },
     };
-    let info = client.create_box(&request, Some(a.wait)).await?;
+    let info = match &a.idempotency_key {
+        Some(key) => client.create_box_idempotent(&request, key, Some(a.wait)).await?,
+        None => client.create_box(&request, Some(a.wait)).await?,
+    };
+    running_or_error(&info, json)
+}
+
+fn print_boxes(boxes: &[holm_proto::host::BoxInfo], json: bool) {
     if json {
-        output::json(&info);
+        output::json(&boxes);
+    } else {
+        for b in boxes {
+            output::line(&format!("{} {}", b.id, state_name(&b.state)));
+        }
+    }
+}
+
+/// Prints the id of a running box, or fails with its state and reason.
+fn running_or_error(info: &holm_proto::host::BoxInfo, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        output::json(info);
     }
     match info.state {
         holm_proto::host::BoxState::Running => {
@@ -842,6 +984,10 @@ mod tests {
         );
         let cli = Cli::try_parse_from(["holm", "--json", "new", "--ttl", "10"]).unwrap();
         assert!(cli.json);
+        let cli = Cli::try_parse_from(["holm", "extend", "box_a", "--minutes", "30"]).unwrap();
+        assert!(matches!(cli.command, Command::Extend { minutes: 30, .. }));
+        let cli = Cli::try_parse_from(["holm", "fork", "box_a", "--ttl", "10"]).unwrap();
+        assert!(matches!(cli.command, Command::Fork { ttl: Some(10), .. }));
         let cli = Cli::try_parse_from(["holm", "drag", "box_a", "0", "0", "10", "-5"]).unwrap();
         assert!(
             matches!(cli.command, Command::Drag { ref coords, .. } if coords == &[0, 0, 10, -5])

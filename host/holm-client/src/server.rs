@@ -3,8 +3,8 @@
 use futures_util::Stream;
 use holm_proto::guest::Page;
 use holm_proto::host::{
-    AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ImageInfo, RuntimeInfo,
-    ServerHealth,
+    AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ExtendBox, ForkBox, ImageInfo,
+    RuntimeInfo, ServerHealth, Trace,
 };
 use serde::de::DeserializeOwned;
 
@@ -176,6 +176,97 @@ impl Client {
     pub async fn remove_box(&self, id: &str) -> Result<BoxInfo> {
         let (url, rb) = self.request(reqwest::Method::DELETE, &format!("/v1/boxes/{}", enc(id)));
         self.call(&url, rb).await
+    }
+
+    async fn box_post<T: serde::Serialize + ?Sized>(
+        &self,
+        id: &str,
+        verb: &str,
+        query: &str,
+        body: Option<&T>,
+        idempotency_key: Option<&str>,
+    ) -> Result<BoxInfo> {
+        let (url, mut rb) =
+            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/{verb}{query}", enc(id)));
+        if let Some(b) = body {
+            rb = rb.json(b);
+        }
+        if let Some(k) = idempotency_key {
+            rb = rb.header("idempotency-key", k);
+        }
+        self.call(&url, rb).await
+    }
+
+    /// Stops a box, keeping its files.
+    pub async fn stop_box(&self, id: &str) -> Result<BoxInfo> {
+        self.box_post::<()>(id, "stop", "", None, None).await
+    }
+
+    /// Starts a stopped box: a new desktop on new ports; with `wait`,
+    /// answers once it runs.
+    pub async fn start_box(&self, id: &str, wait: Option<u64>) -> Result<BoxInfo> {
+        let query = wait.map(|s| format!("?wait_for=running&timeout_secs={s}")).unwrap_or_default();
+        self.box_post::<()>(id, "start", &query, None, None).await
+    }
+
+    /// Pauses a box, keeping its memory.
+    pub async fn pause_box(&self, id: &str) -> Result<BoxInfo> {
+        self.box_post::<()>(id, "pause", "", None, None).await
+    }
+
+    /// Resumes a paused box.
+    pub async fn resume_box(&self, id: &str) -> Result<BoxInfo> {
+        self.box_post::<()>(id, "resume", "", None, None).await
+    }
+
+    /// Forks a box: a new box with a copy of its files. With `wait`, answers
+    /// once the copy runs; with a key, a repeated call answers the same copy.
+    pub async fn fork_box(
+        &self,
+        id: &str,
+        request: &ForkBox,
+        idempotency_key: Option<&str>,
+        wait: Option<u64>,
+    ) -> Result<BoxInfo> {
+        let query = wait.map(|s| format!("?wait_for=running&timeout_secs={s}")).unwrap_or_default();
+        self.box_post(id, "fork", &query, Some(request), idempotency_key).await
+    }
+
+    /// Moves the end of a box's lifetime `by_secs` later.
+    pub async fn extend_box(&self, id: &str, by_secs: u64) -> Result<BoxInfo> {
+        self.box_post(id, "extend", "", Some(&ExtendBox { by_secs }), None).await
+    }
+
+    /// One page of a box's traces, oldest first.
+    pub async fn traces(
+        &self,
+        id: &str,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Page<Trace>> {
+        let (url, mut rb) =
+            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/traces", enc(id)));
+        if let Some(c) = cursor {
+            rb = rb.query(&[("cursor", c)]);
+        }
+        if let Some(l) = limit {
+            rb = rb.query(&[("limit", l)]);
+        }
+        self.call(&url, rb).await
+    }
+
+    /// Every trace of a box, page after page.
+    pub async fn all_traces(&self, id: &str) -> Result<Vec<Trace>> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.traces(id, cursor.as_deref(), Some(1000)).await?;
+            out.extend(page.data);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(out),
+            }
+        }
     }
 
     /// A client of one box's desktop, commands and files, through this server.

@@ -64,7 +64,7 @@ pub enum LaunchError {
 /// The environment variables the guest reads, for a resolved spec.
 pub fn guest_env(spec: &Resolved, secret: &str) -> Vec<(String, String)> {
     let mut env = vec![
-        ("HOLM_BOX_SECRET".into(), secret.to_owned()),
+        (crate::runtime::ENV_SECRET.into(), secret.to_owned()),
         ("HOLM_PROFILE".into(), spec.display.to_string()),
         ("HOLM_SCREENS".into(), spec.screens.to_string()),
         ("HOLM_SCREEN_SIZES".into(), format!("{}x{}", spec.size.0, spec.size.1)),
@@ -88,15 +88,43 @@ pub async fn launch(
     secret: &str,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Launched, LaunchError> {
-    let request = ImageRequest { apps: spec.apps.clone(), packages: spec.packages.clone() };
-    let image = runtime.prepare_image(&request, progress).await?;
-    let labels = BTreeMap::from([
+    launch_with(runtime, box_id, spec, spec_label, secret, &Extra::default(), progress).await
+}
+
+/// What a server adds to a launch.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// More labels (never secrets), such as the server's name and deadlines.
+    pub labels: BTreeMap<String, String>,
+    /// Run this image instead of preparing one, such as a fork's copy.
+    pub image: Option<String>,
+    /// The creation time for [`LABEL_CREATED`] (default: now).
+    pub created: Option<std::time::SystemTime>,
+}
+
+/// [`launch`], with labels and an image of the caller's.
+pub async fn launch_with(
+    runtime: &dyn Runtime,
+    box_id: &str,
+    spec: &Resolved,
+    spec_label: &str,
+    secret: &str,
+    extra: &Extra,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Launched, LaunchError> {
+    let image = match &extra.image {
+        Some(image) => image.clone(),
+        None => {
+            let request = ImageRequest { apps: spec.apps.clone(), packages: spec.packages.clone() };
+            runtime.prepare_image(&request, progress).await?
+        }
+    };
+    let created = extra.created.unwrap_or_else(std::time::SystemTime::now);
+    let mut labels = extra.labels.clone();
+    labels.extend([
         (LABEL_RUNTIME.to_owned(), runtime.name().to_owned()),
         (LABEL_SPEC.to_owned(), spec_label.to_owned()),
-        (
-            LABEL_CREATED.to_owned(),
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        ),
+        (LABEL_CREATED.to_owned(), humantime::format_rfc3339_seconds(created).to_string()),
     ]);
     let machine_spec = MachineSpec {
         box_id: box_id.to_owned(),

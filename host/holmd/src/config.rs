@@ -4,7 +4,12 @@
 //! |---|---|---|
 //! | `HOLM_SERVER_ADDR` | `127.0.0.1:8080` | where to listen |
 //! | `HOLM_SERVER_TOKEN` | unset | the bearer token every route but `/v1/health` and `/v1/openapi.json` needs |
-//! | `HOLM_STATE_DIR` | `$XDG_STATE_HOME/holm`, else `~/.local/state/holm` | where box records live |
+//! | `HOLM_STATE_DIR` | `$XDG_STATE_HOME/holm`, else `~/.local/state/holm` | the `local` store's directory (and the `sqlite` file's default place) |
+//! | `HOLM_STORAGE_BACKEND` | `local` | `local`, `sqlite`, `postgres` or `s3` ([`crate::store`]) |
+//! | `HOLM_SQLITE_PATH` | `$HOLM_STATE_DIR/holm.db` | the `sqlite` database file |
+//! | `HOLM_DATABASE_URL` | (needed for `postgres`) | `postgres://user:password@host:5432/db` |
+//! | `HOLM_S3_BUCKET`, `HOLM_S3_ENDPOINT`, `HOLM_S3_REGION`, `HOLM_S3_PREFIX`, `HOLM_S3_PATH_STYLE`, `HOLM_S3_ACCESS_KEY_ID`, `HOLM_S3_SECRET_ACCESS_KEY`, `HOLM_S3_SESSION_TOKEN` | see [`crate::store::s3`] | the `s3` bucket and its credentials |
+//! | `HOLM_SERVER_NAME` | `holmd` | labels this server's boxes, so that servers sharing an engine take back only their own |
 //! | `HOLM_SERVER_RUNTIMES` | every runtime found | offer only these, such as `docker` |
 //! | `HOLM_PUBLIC_URL` | unset | the address clients use, behind a proxy |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
@@ -15,6 +20,8 @@
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use crate::store::StoreConfig;
 
 /// The server's configuration.
 #[derive(Clone)]
@@ -29,6 +36,10 @@ pub struct ServerConfig {
     pub runtimes: Option<Vec<String>>,
     /// The public address, behind a proxy.
     pub public_url: Option<String>,
+    /// Where records are kept.
+    pub storage: StoreConfig,
+    /// The name on this server's boxes.
+    pub server_name: String,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -39,6 +50,8 @@ impl fmt::Debug for ServerConfig {
             .field("state_dir", &self.state_dir)
             .field("runtimes", &self.runtimes)
             .field("public_url", &self.public_url)
+            .field("storage", &self.storage)
+            .field("server_name", &self.server_name)
             .finish()
     }
 }
@@ -80,7 +93,34 @@ impl ServerConfig {
         let runtimes = get("HOLM_SERVER_RUNTIMES")
             .map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect());
         let public_url = get("HOLM_PUBLIC_URL").map(|u| u.trim_end_matches('/').to_owned());
-        Ok(Self { addr, token, state_dir, runtimes, public_url })
+        let storage = match get("HOLM_STORAGE_BACKEND").as_deref().unwrap_or("local") {
+            "local" => StoreConfig::Local { dir: state_dir.clone() },
+            "sqlite" => StoreConfig::Sqlite {
+                path: get("HOLM_SQLITE_PATH")
+                    .map_or_else(|| state_dir.join("holm.db"), PathBuf::from),
+            },
+            "postgres" => StoreConfig::Postgres {
+                url: get("HOLM_DATABASE_URL").ok_or(
+                    "HOLM_STORAGE_BACKEND=postgres needs HOLM_DATABASE_URL, such as postgres://holm:PASSWORD@127.0.0.1:5432/holm",
+                )?,
+            },
+            "s3" => StoreConfig::S3(crate::store::s3::S3Config::from_lookup(&get)?),
+            other => {
+                return Err(format!(
+                    "HOLM_STORAGE_BACKEND={other:?} is not one of local, sqlite, postgres, s3"
+                ));
+            }
+        };
+        let server_name = get("HOLM_SERVER_NAME")
+            .unwrap_or_else(|| crate::service::DEFAULT_SERVER_NAME.to_owned());
+        if server_name.len() > 63
+            || !server_name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        {
+            return Err(format!(
+                "HOLM_SERVER_NAME={server_name:?} must be 1 to 63 letters, digits, '-', '_' or '.'"
+            ));
+        }
+        Ok(Self { addr, token, state_dir, runtimes, public_url, storage, server_name })
     }
 }
 
@@ -119,6 +159,29 @@ mod tests {
     fn bad_values_name_the_variable() {
         assert!(cfg(&[("HOLM_SERVER_ADDR", "here")]).unwrap_err().contains("HOLM_SERVER_ADDR"));
         assert!(cfg(&[("HOLM_SERVER_TOKEN", "short")]).unwrap_err().contains("HOLM_SERVER_TOKEN"));
+    }
+
+    #[test]
+    fn storage_backends_and_their_settings() {
+        let c = cfg(&[("HOLM_STATE_DIR", "/var/lib/holm")]).unwrap();
+        assert_eq!(c.storage, StoreConfig::Local { dir: "/var/lib/holm".into() });
+        assert_eq!(c.server_name, "holmd");
+        let c = cfg(&[("HOLM_STATE_DIR", "/s"), ("HOLM_STORAGE_BACKEND", "sqlite")]).unwrap();
+        assert_eq!(c.storage, StoreConfig::Sqlite { path: "/s/holm.db".into() });
+        let e = cfg(&[("HOLM_STORAGE_BACKEND", "postgres")]).unwrap_err();
+        assert!(e.contains("HOLM_DATABASE_URL"), "{e}");
+        let c = cfg(&[
+            ("HOLM_STORAGE_BACKEND", "postgres"),
+            ("HOLM_DATABASE_URL", "postgres://holm:pw-hunter2@db/holm"),
+        ])
+        .unwrap();
+        assert!(!format!("{c:?}").contains("hunter2"));
+        assert_eq!(c.storage.describe(), "postgres://holm@db/holm");
+        let e = cfg(&[("HOLM_STORAGE_BACKEND", "s3")]).unwrap_err();
+        assert!(e.contains("HOLM_S3_BUCKET"), "{e}");
+        let e = cfg(&[("HOLM_STORAGE_BACKEND", "mongo")]).unwrap_err();
+        assert!(e.contains("local, sqlite, postgres, s3"), "{e}");
+        assert!(cfg(&[("HOLM_SERVER_NAME", "a b")]).unwrap_err().contains("HOLM_SERVER_NAME"));
     }
 
     #[test]

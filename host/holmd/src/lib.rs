@@ -2,15 +2,18 @@
 //!
 //! It offers boxes over REST under `/v1` ([`api`]) and over MCP at `/mcp`
 //! (`holm_mcp`, a frontend over the REST API, mounted by [`serve_with`]), on
-//! the runtimes it finds at start, keeping box records in a state directory
-//! ([`store`]). The domain ([`service`]) knows nothing of HTTP.
+//! the runtimes it finds at start, keeping its records in a [`store`]. The
+//! domain ([`service`]) knows nothing of HTTP, and reads time through a
+//! [`clock`].
 
 pub mod api;
+pub mod clock;
 pub mod config;
 mod mcp;
 pub mod runtimes_file;
 pub mod service;
 pub mod store;
+pub mod traces;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -46,18 +49,34 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
         }
     }
     let default = runtimes.keys().next().cloned().unwrap_or_else(|| "docker".to_owned());
-    let store = store::Store::open(&config.state_dir).map_err(|e| {
-        anyhow::anyhow!("cannot open the state directory {}: {e}", config.state_dir.display())
-    })?;
-    let service = Service::new(runtimes, default, store);
-    let n = service.recover().await?;
-    if n > 0 {
-        tracing::info!(boxes = n, "took back recorded boxes");
-    }
+    let store = store::open(&config.storage)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot open the {} store: {e}", config.storage.backend()))?;
+    let service = Service::new(
+        runtimes,
+        default,
+        store,
+        Arc::new(clock::SystemClock),
+        config.server_name.clone(),
+    );
+    let found = service.recover().await?;
+    tracing::info!(
+        records = found.records,
+        taken_back = found.taken_back,
+        resumed = found.resumed,
+        adopted = found.adopted,
+        orphans_removed = found.orphans_removed,
+        "took back the boxes"
+    );
     Ok(service)
 }
 
-/// Serves the API on `listener` until `shutdown` resolves.
+/// How long a stopping server waits for open requests (streams, followed
+/// output, long waits) before it stops anyway.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serves the API on `listener` until `shutdown` resolves, then writes
+/// everything the service holds in memory to the store. Boxes keep running.
 pub async fn serve(
     listener: TcpListener,
     service: Arc<Service>,
@@ -93,16 +112,41 @@ pub async fn serve_with(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    service.spawn_expiry();
+    // Ends with this future, also when it is dropped rather than finished.
+    let _background = AbortOnDrop(service.spawn_background());
     let bind = listener.local_addr()?;
     // MCP's sessions and streams end with the server, or an open SSE stream
     // would hold the graceful shutdown forever.
     let stop = tokio_util::sync::CancellationToken::new();
     let mcp = mcp::routes(bind, options.public_url.clone(), options.token.as_deref(), stop.clone());
-    let app = api::app_with(service, options.token, mcp);
-    let shutdown = async move {
+    let app = api::app_with(Arc::clone(&service), options.token, mcp);
+    let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
+    let graceful = async move {
         shutdown.await;
         stop.cancel();
+        let _ = stopping_tx.send(true);
     };
-    axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(shutdown).await
+    let server =
+        axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(graceful);
+    let result = tokio::select! {
+        r = server => r,
+        () = async {
+            let _ = stopping.wait_for(|s| *s).await;
+            tokio::time::sleep(DRAIN).await;
+        } => {
+            tracing::warn!("requests were still open {DRAIN:?} after the signal; stopping anyway");
+            Ok(())
+        }
+    };
+    service.close().await;
+    result
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

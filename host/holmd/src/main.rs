@@ -23,12 +23,15 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(
         addr = %listener.local_addr()?,
         runtimes = ?service.runtime_names(),
-        state_dir = %config.state_dir.display(),
+        storage = config.storage.backend(),
+        store = %config.storage.describe(),
+        server_name = %config.server_name,
         "holmd is listening"
     );
     let options =
         holmd::ServeOptions { token: config.token.clone(), public_url: config.public_url.clone() };
+    // SIGINT and SIGTERM alike: stop taking requests, write the store, exit.
     holmd::serve_with(listener, service, options, holm_http::shutdown_signal()).await?;
-    tracing::info!("holmd stopped; boxes keep running");
+    tracing::info!("holmd stopped and wrote its store; boxes keep running");
     Ok(())
 }

@@ -1,39 +1,71 @@
 //! The boxes a server holds, and what can happen to them. No HTTP here: the
 //! REST routes (and later MCP) are frontends over [`Service`].
+//!
+//! A box moves through: creating → starting → running ⇄ paused; running →
+//! stopped → (start) starting → running; any → removed. `failed` ends a box
+//! that could not be made; `unreachable` marks one the server cannot reach
+//! through its runtime (its record stays). Each change that the runtime
+//! makes is checked against the runtime's `can` first, so a request the
+//! runtime cannot do changes nothing; and changes to one box are serialized.
+//!
+//! Every box has a deadline (its lifetime, and with an idle timeout, the
+//! last command plus it), read through a [`Clock`]. At the deadline the box
+//! is removed, even while requests to it run, and its record says why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
-use holm::launch::{self, Launched};
-use holm::runtime::{MachineState, Runtime, RuntimeError};
+use holm::launch::{self, Extra, Launched};
+use holm::runtime::{
+    LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE, LABEL_SERVER, LABEL_SPEC, Machine,
+    MachineState, Runtime, RuntimeError,
+};
 use holm::spec::{self, Lifetimes};
 use holm_client::BoxClient;
 use holm_proto::guest::Page;
 use holm_proto::host::{
-    BoxInfo, BoxState, BridgeAccess, CreateBox, ListBoxes, RuntimeInfo, RuntimeState,
+    BoxInfo, BoxSpec, BoxState, BridgeAccess, Can, CreateBox, ForkBox, ListBoxes, Placement,
+    RuntimeInfo, RuntimeState, Trace,
 };
 use holm_proto::{ApiError, ErrorCode, Issue};
 use tokio::sync::watch;
 
-use crate::store::{BoxRecord, Store};
+use crate::clock::Clock;
+use crate::store::{
+    BoxRecord, IDEMPOTENCY_RETENTION_SECS, IdempotencyRecord, Store, StoreError, rfc3339,
+    sha256_hex,
+};
+use crate::traces::Tracer;
 
-/// Seconds since the epoch.
-pub fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
+/// The server name of a server that sets none; boxes without a server label
+/// (made before servers had names) belong to it.
+pub const DEFAULT_SERVER_NAME: &str = "holmd";
+
+/// How long a new desktop may take to answer.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One box held by the server.
 #[derive(Debug)]
 pub struct Entry {
     record: Mutex<BoxRecord>,
     changed: watch::Sender<BoxState>,
+    /// Serializes the changes the runtime makes to this box.
+    op: tokio::sync::Mutex<()>,
+    /// Serializes writes of this record, each of the newest copy.
+    write: tokio::sync::Mutex<()>,
 }
 
 impl Entry {
     fn new(record: BoxRecord) -> Arc<Self> {
         let (changed, _) = watch::channel(record.state);
-        Arc::new(Self { record: Mutex::new(record), changed })
+        Arc::new(Self {
+            record: Mutex::new(record),
+            changed,
+            op: tokio::sync::Mutex::new(()),
+            write: tokio::sync::Mutex::new(()),
+        })
     }
 
     /// A copy of the record.
@@ -51,6 +83,11 @@ impl Entry {
         self.record.lock().unwrap_or_else(|e| e.into_inner()).id.clone()
     }
 
+    /// Watches the box's state.
+    pub fn subscribe(&self) -> watch::Receiver<BoxState> {
+        self.changed.subscribe()
+    }
+
     fn update(&self, f: impl FnOnce(&mut BoxRecord)) -> BoxRecord {
         let mut r = self.record.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut r);
@@ -58,6 +95,19 @@ impl Entry {
         drop(r);
         self.changed.send_replace(copy.state);
         copy
+    }
+
+    /// Applies `f` only while the box is in one of `from`; answers whether it
+    /// did. A box removed meanwhile is never brought back.
+    fn transition(&self, from: &[BoxState], f: impl FnOnce(&mut BoxRecord)) -> bool {
+        let mut applied = false;
+        self.update(|r| {
+            if from.contains(&r.state) {
+                f(r);
+                applied = true;
+            }
+        });
+        applied
     }
 }
 
@@ -70,26 +120,100 @@ pub struct Offered {
     pub lifetimes: Lifetimes,
 }
 
+/// What happens when a desktop does not answer in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnTimeout {
+    /// A new box: remove its machine, and the box has failed.
+    Fail,
+    /// A box that ran before: keep it, marked unreachable.
+    Unreachable,
+}
+
+/// What a start found, for the log.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Recovered {
+    /// Records read.
+    pub records: usize,
+    /// Boxes found running, paused or stopped through their runtime.
+    pub taken_back: usize,
+    /// Boxes whose making is carried on.
+    pub resumed: usize,
+    /// Labelled boxes the store did not have, now recorded.
+    pub adopted: usize,
+    /// Machines of removed or failed boxes, removed.
+    pub orphans_removed: usize,
+}
+
 /// The server's boxes and runtimes.
 #[derive(Debug)]
 pub struct Service {
     runtimes: BTreeMap<String, Offered>,
     default_runtime: String,
+    server_name: String,
     boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
-    store: Store,
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    tracer: Tracer,
+    /// Held while an idempotency key is looked up and its box recorded.
+    idempotency: tokio::sync::Mutex<()>,
+    /// Boxes whose last command moved but is not yet written.
+    dirty: Mutex<BTreeSet<String>>,
+    /// Expired boxes whose removal failed, so the warning is said once.
+    expiry_failed: Mutex<BTreeSet<String>>,
 }
 
 /// How long `wait_for` may wait at most.
 pub const MAX_WAIT_SECS: u64 = 900;
 
+fn store_error(e: &StoreError) -> ApiError {
+    tracing::error!(error = %e, "the store failed");
+    ApiError::new(ErrorCode::Unavailable, "the server cannot write its records now")
+        .with_hint("retry with the same Idempotency-Key; the server's log says what failed")
+}
+
+fn state_name(s: BoxState) -> String {
+    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// The refusal of a change the box's state does not allow.
+fn conflict(id: &str, state: BoxState, what: &str, hint: &str) -> ApiError {
+    ApiError::new(ErrorCode::Conflict, format!("box {id} is {}; {what}", state_name(state)))
+        .with_hint(hint.to_owned())
+        .with_details(serde_json::json!({ "box_id": id, "state": state }))
+}
+
 impl Service {
-    /// A service over `runtimes`, keeping records in `store`.
+    /// A service over `runtimes`, keeping records in `store`, reading time
+    /// from `clock`, and labelling its boxes with `server_name`.
     pub fn new(
         runtimes: BTreeMap<String, Offered>,
         default_runtime: String,
-        store: Store,
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        server_name: String,
     ) -> Arc<Self> {
-        Arc::new(Self { runtimes, default_runtime, boxes: RwLock::new(BTreeMap::new()), store })
+        Arc::new(Self {
+            runtimes,
+            default_runtime,
+            server_name,
+            boxes: RwLock::new(BTreeMap::new()),
+            store,
+            clock,
+            tracer: Tracer::default(),
+            idempotency: tokio::sync::Mutex::new(()),
+            dirty: Mutex::new(BTreeSet::new()),
+            expiry_failed: Mutex::new(BTreeSet::new()),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// The names of the runtimes offered.
@@ -148,19 +272,17 @@ impl Service {
         out
     }
 
-    /// Checks a request and starts making the box. The box is returned in
-    /// `creating`; [`Service::wait`] waits for it to run.
-    pub fn create(self: &Arc<Self>, request: CreateBox) -> Result<Arc<Entry>, ApiError> {
-        let name =
-            request.placement.runtime.clone().unwrap_or_else(|| self.default_runtime.clone());
+    // ---- Making boxes ------------------------------------------------------
+
+    fn resolve(
+        &self,
+        spec: &BoxSpec,
+        placement: &Placement,
+    ) -> Result<(Offered, String, spec::Resolved), ApiError> {
+        let name = placement.runtime.clone().unwrap_or_else(|| self.default_runtime.clone());
         let offered = self.runtime(&name)?.clone();
-        let resolved = spec::resolve(
-            &request.spec,
-            &request.placement,
-            &offered.runtime.can(),
-            offered.lifetimes,
-        )
-        .map_err(ApiError::invalid_fields)?;
+        let resolved = spec::resolve(spec, placement, &offered.runtime.can(), offered.lifetimes)
+            .map_err(ApiError::invalid_fields)?;
         holm::image::ImageRequest::new(
             resolved.apps.iter().cloned(),
             resolved.packages.iter().cloned(),
@@ -169,15 +291,108 @@ impl Service {
             let path = format!("spec.{}", e.field().unwrap_or("apps"));
             ApiError::invalid_fields(vec![Issue { path, problem: e.to_string() }])
         })?;
-        let created = now();
+        Ok((offered, name, resolved))
+    }
+
+    /// Checks a request and starts making the box. The box is recorded (and
+    /// the record written) before this returns, in `creating`;
+    /// [`Service::wait`] waits for it to run. With an idempotency key, a
+    /// repeated request answers the first box again (`true`: replayed).
+    pub async fn create(
+        self: &Arc<Self>,
+        request: CreateBox,
+        idempotency_key: Option<&str>,
+    ) -> Result<(Arc<Entry>, bool), ApiError> {
+        let (offered, runtime, resolved) = self.resolve(&request.spec, &request.placement)?;
+        let fingerprint = fingerprint("POST /v1/boxes", &request);
+        self.idempotent(idempotency_key, fingerprint, |id| {
+            self.insert_new(id, runtime, request.spec, request.placement, offered, resolved, None)
+        })
+        .await
+    }
+
+    /// Runs `make` with a new box id, or with an idempotency key, answers
+    /// what the key made before. The key is written before the box, so a
+    /// crash between the two is finished by the retry, with the same id.
+    async fn idempotent<Fut>(
+        &self,
+        key: Option<&str>,
+        fingerprint: String,
+        make: impl FnOnce(String) -> Fut,
+    ) -> Result<(Arc<Entry>, bool), ApiError>
+    where
+        Fut: Future<Output = Result<Arc<Entry>, ApiError>>,
+    {
+        let Some(key) = key else {
+            return Ok((make(holm::ids::new_box_id()).await?, false));
+        };
+        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "Idempotency-Key".into(),
+                problem: "must be 1 to 255 visible ASCII characters".into(),
+            }]));
+        }
+        let key_hash = sha256_hex(key.as_bytes());
+        let _one_at_a_time = self.idempotency.lock().await;
+        let now = self.clock.now_secs();
+        let known = self.store.get_idempotency(&key_hash).await.map_err(|e| store_error(&e))?;
+        match known {
+            Some(k) if k.created_at + IDEMPOTENCY_RETENTION_SECS > now => {
+                if k.fingerprint != fingerprint {
+                    return Err(ApiError::new(
+                        ErrorCode::IdempotencyKeyReused,
+                        format!(
+                            "this Idempotency-Key was used at {} with another body",
+                            rfc3339(k.created_at)
+                        ),
+                    )
+                    .with_hint("send the same body again, or use a new key for new work")
+                    .with_details(serde_json::json!({
+                        "first_used_at": rfc3339(k.created_at),
+                        "box_id": k.box_id,
+                    })));
+                }
+                match self.get(&k.box_id) {
+                    Ok(entry) => Ok((entry, true)),
+                    // The server stopped after it kept the key and before it
+                    // recorded the box: make it now, with the same id.
+                    Err(_) => Ok((make(k.box_id).await?, true)),
+                }
+            }
+            _ => {
+                let id = holm::ids::new_box_id();
+                let record = IdempotencyRecord {
+                    key_hash,
+                    fingerprint,
+                    box_id: id.clone(),
+                    created_at: now,
+                };
+                self.store.put_idempotency(&record).await.map_err(|e| store_error(&e))?;
+                Ok((make(id).await?, false))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn insert_new(
+        self: &Arc<Self>,
+        id: String,
+        runtime: String,
+        spec: BoxSpec,
+        placement: Placement,
+        offered: Offered,
+        resolved: spec::Resolved,
+        forked_from: Option<String>,
+    ) -> Result<Arc<Entry>, ApiError> {
+        let created = self.clock.now_secs();
         let record = BoxRecord {
-            id: holm::ids::new_box_id(),
-            runtime: name,
+            id,
+            runtime,
             machine_id: None,
             guest_url: None,
             secret: holm::ids::new_secret(),
-            spec: request.spec.clone(),
-            placement: request.placement.clone(),
+            spec,
+            placement,
             state: BoxState::Creating,
             reason: None,
             image: None,
@@ -186,6 +401,7 @@ impl Service {
             expires_at: created + resolved.lifetime_secs,
             idle_timeout_secs: resolved.idle_timeout_secs,
             last_activity: created,
+            forked_from,
             bridge_url: None,
             bridge_secret: Some(holm::ids::new_secret()),
         };
@@ -210,11 +426,41 @@ impl Service {
             }
             boxes.insert(entry.id(), Arc::clone(&entry));
         }
-        self.persist(&record);
+        // Written before it is answered: an answered box is never lost.
+        if let Err(e) = self.store.put_box(&record).await {
+            self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
+            return Err(store_error(&e));
+        }
         let service = Arc::clone(self);
         let task_entry = Arc::clone(&entry);
         tokio::spawn(async move { service.bring_up(task_entry, offered.runtime, resolved).await });
         Ok(entry)
+    }
+
+    /// The labels a box's machine carries: never a secret.
+    fn labels(&self, r: &BoxRecord) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::from([
+            (LABEL_SERVER.to_owned(), self.server_name.clone()),
+            (LABEL_EXPIRES.to_owned(), rfc3339(r.expires_at)),
+        ]);
+        if let Some(idle) = r.idle_timeout_secs {
+            labels.insert(LABEL_IDLE.to_owned(), idle.to_string());
+        }
+        if let Some(from) = &r.forked_from {
+            labels.insert(LABEL_FORKED_FROM.to_owned(), from.clone());
+        }
+        labels
+    }
+
+    async fn fail(&self, entry: &Arc<Entry>, reason: String) {
+        let failed = entry.transition(&[BoxState::Creating, BoxState::Starting], |r| {
+            r.state = BoxState::Failed;
+            r.reason = Some(reason.clone());
+        });
+        if failed {
+            tracing::warn!(box_id = %entry.id(), reason, "box failed");
+            self.save(entry).await;
+        }
     }
 
     async fn bring_up(
@@ -224,84 +470,116 @@ impl Service {
         resolved: spec::Resolved,
     ) {
         let record = entry.record();
+        let mut extra = Extra {
+            labels: self.labels(&record),
+            image: None,
+            created: Some(UNIX_EPOCH + Duration::from_secs(record.created_at)),
+        };
+        if let Some(from) = &record.forked_from {
+            let Ok(source) = self.get(from) else {
+                return self
+                    .fail(&entry, format!("the box {from} it was forked from is gone"))
+                    .await;
+            };
+            // The source's own changes wait while its files are copied.
+            let _op = source.op.lock().await;
+            let Some(machine) =
+                source.record().machine_id.filter(|_| source.record().state.is_live())
+            else {
+                return self
+                    .fail(&entry, format!("the box {from} it was forked from is gone"))
+                    .await;
+            };
+            match runtime.fork(&machine, &record.id).await {
+                Ok(image) => extra.image = Some(image),
+                Err(e) => return self.fail(&entry, format!("cannot copy box {from}: {e}")).await,
+            }
+        }
         let spec_label = serde_json::to_string(&record.spec).unwrap_or_default();
         let id = record.id.clone();
         let mut progress = |p: holm::image::Progress| tracing::info!(box_id = %id, "image: {p:?}");
-        let launched = launch::launch(
+        let launched = launch::launch_with(
             &*runtime,
             &record.id,
             &resolved,
             &spec_label,
             &record.secret,
+            &extra,
             &mut progress,
         )
         .await;
         let launched: Launched = match launched {
             Ok(l) => l,
             Err(e) => {
-                tracing::warn!(box_id = %record.id, error = %e, "box failed to launch");
-                let r = entry.update(|r| {
-                    if r.state != BoxState::Removed {
-                        r.state = BoxState::Failed;
-                        r.reason = Some(e.to_string());
-                    }
-                });
-                self.persist(&r);
-                return;
+                if let Some(image) = &extra.image {
+                    tracing::debug!(image, "the fork's image stays until its box is removed");
+                }
+                return self.fail(&entry, e.to_string()).await;
             }
         };
-        let removed = {
-            let r = entry.update(|r| {
-                r.machine_id = Some(launched.machine.id.clone());
-                r.guest_url = Some(launched.guest_url.clone());
-                r.bridge_url.clone_from(&launched.bridge_url);
-                r.image = Some(launched.image.clone());
-                if r.state == BoxState::Creating {
-                    r.state = BoxState::Starting;
-                }
-            });
-            self.persist(&r);
-            r.state == BoxState::Removed
-        };
-        if removed {
+        let started = entry.transition(&[BoxState::Creating], |r| {
+            r.machine_id = Some(launched.machine.id.clone());
+            r.guest_url = Some(launched.guest_url.clone());
+            r.bridge_url.clone_from(&launched.bridge_url);
+            r.image = Some(launched.image.clone());
+            r.state = BoxState::Starting;
+        });
+        if !started {
             // Removed while it was being made: take the machine down too.
             let _ = runtime.remove(&launched.machine.id).await;
             return;
         }
-        let guest = BoxClient::guest(&launched.guest_url, &launched.secret);
-        match launch::wait_ready(&guest, Duration::from_secs(120)).await {
+        self.save(&entry).await;
+        self.await_desktop(&entry, &runtime, OnTimeout::Fail).await;
+    }
+
+    /// Waits for the desktop of a box in `starting`, then marks it running.
+    async fn await_desktop(&self, entry: &Arc<Entry>, runtime: &Arc<dyn Runtime>, on: OnTimeout) {
+        let r = entry.record();
+        let (Some(url), Some(machine)) = (r.guest_url.clone(), r.machine_id.clone()) else {
+            return;
+        };
+        let guest = BoxClient::guest(&url, &r.secret);
+        match launch::wait_ready(&guest, READY_TIMEOUT).await {
             Ok(_) => {
-                if let Some(secret) = &record.bridge_secret
-                    && let Err(e) = guest.set_bridge_secret(secret).await
-                {
-                    tracing::warn!(box_id = %record.id, error = %e, "cannot set the bridge's secret");
-                }
+                // A new desktop (a new box, a started or a taken-back one)
+                // has a bridge with no secret until it is given one.
+                self.arm_bridge(entry, &guest, false).await;
                 let screens = guest.screens().await.unwrap_or_default();
-                let r = entry.update(|r| {
-                    if r.state == BoxState::Starting {
-                        r.state = BoxState::Running;
-                        r.screens = screens;
-                    }
-                });
-                self.persist(&r);
-                tracing::info!(box_id = %r.id, "box is running");
+                if entry.transition(&[BoxState::Starting], |r| {
+                    r.state = BoxState::Running;
+                    r.reason = None;
+                    r.screens = screens;
+                }) {
+                    self.save(entry).await;
+                    tracing::info!(box_id = %r.id, "box is running");
+                }
             }
-            Err(e) => {
-                tracing::warn!(box_id = %record.id, error = %e, "box did not become ready");
-                let _ = runtime.remove(&launched.machine.id).await;
-                let r = entry.update(|r| {
-                    if r.state != BoxState::Removed {
-                        r.state = BoxState::Failed;
+            Err(e) => match on {
+                OnTimeout::Fail => {
+                    if entry.record().state == BoxState::Starting {
+                        let _ = runtime.remove(&machine).await;
+                    }
+                    self.fail(entry, e.to_string()).await;
+                }
+                OnTimeout::Unreachable => {
+                    if entry.transition(&[BoxState::Starting], |r| {
+                        r.state = BoxState::Unreachable;
                         r.reason = Some(e.to_string());
+                    }) {
+                        self.save(entry).await;
                     }
-                });
-                self.persist(&r);
-            }
+                }
+            },
         }
     }
 
-    fn persist(&self, record: &BoxRecord) {
-        if let Err(e) = self.store.put(record) {
+    /// Writes the newest copy of a box's record. A failure is logged: the
+    /// box goes on, and the next write carries the change.
+    async fn save(&self, entry: &Entry) {
+        let _one_writer = entry.write.lock().await;
+        let record = entry.record();
+        if let Err(e) = self.store.put_box(&record).await {
             tracing::error!(box_id = %record.id, error = %e, "cannot write the box record");
         }
     }
@@ -313,6 +591,11 @@ impl Service {
                 .with_hint("GET /v1/boxes lists the boxes")
                 .with_details(serde_json::json!({ "box_id": id }))
         })
+    }
+
+    /// Whether the server holds a box with this id.
+    pub fn has(&self, id: &str) -> bool {
+        self.boxes.read().unwrap_or_else(|e| e.into_inner()).contains_key(id)
     }
 
     /// Waits until the box is in `target` (or can no longer get there), at
@@ -365,9 +648,241 @@ impl Service {
         Ok(Page { data: page.iter().map(|r| r.info()).collect(), next_cursor })
     }
 
-    /// Removes a box: its machine goes, its record stays as `removed`.
+    // ---- Changing boxes ----------------------------------------------------
+
+    /// The runtime of a box, after checking that it can do `what`. Checked
+    /// before anything changes.
+    fn able(
+        &self,
+        record: &BoxRecord,
+        can: impl Fn(&Can) -> bool,
+        what: &str,
+    ) -> Result<Arc<dyn Runtime>, ApiError> {
+        let offered = self.runtime(&record.runtime)?;
+        if !can(&offered.runtime.can()) {
+            return Err(ApiError::new(
+                ErrorCode::Unsupported,
+                format!("the {} runtime cannot {what} a box", record.runtime),
+            )
+            .with_hint(format!("GET /v1/runtimes/{} says what it can do", record.runtime))
+            .with_details(
+                serde_json::json!({ "runtime": record.runtime, "can": offered.runtime.can() }),
+            ));
+        }
+        Ok(Arc::clone(&offered.runtime))
+    }
+
+    /// Stops a running box, keeping its files. Stopping a stopped box is
+    /// not an error.
+    pub async fn stop(&self, id: &str) -> Result<BoxInfo, ApiError> {
+        let entry = self.get(id)?;
+        let runtime = self.able(&entry.record(), |c| c.stop, "stop")?;
+        let _op = entry.op.lock().await;
+        let r = entry.record();
+        match r.state {
+            BoxState::Running | BoxState::Starting | BoxState::Unreachable => {}
+            BoxState::Stopped => return Ok(r.info()),
+            BoxState::Paused => {
+                return Err(conflict(id, r.state, "stop needs a running box", "resume it first"));
+            }
+            s => return Err(conflict(id, s, "it cannot be stopped", "GET the box to see why")),
+        }
+        let Some(machine) = r.machine_id else {
+            return Err(conflict(id, r.state, "it has no machine yet", "wait until it runs"));
+        };
+        runtime.stop(&machine).await.map_err(runtime_error)?;
+        let now = self.clock.now_secs();
+        entry.transition(&[BoxState::Running, BoxState::Starting, BoxState::Unreachable], |r| {
+            r.state = BoxState::Stopped;
+            r.reason = None;
+            r.guest_url = None;
+            r.bridge_url = None;
+            r.last_activity = now;
+        });
+        self.save(&entry).await;
+        tracing::info!(box_id = %id, "box stopped");
+        Ok(entry.info())
+    }
+
+    /// Starts a stopped box: a new desktop, on new ports. The box is
+    /// `starting` when this returns; [`Service::wait`] waits for it to run.
+    pub async fn start(self: &Arc<Self>, id: &str) -> Result<Arc<Entry>, ApiError> {
+        let entry = self.get(id)?;
+        let runtime = self.able(&entry.record(), |c| c.stop, "start")?;
+        let _op = entry.op.lock().await;
+        let r = entry.record();
+        match r.state {
+            BoxState::Stopped => {}
+            BoxState::Running | BoxState::Starting => return Ok(Arc::clone(&entry)),
+            s => {
+                return Err(conflict(
+                    id,
+                    s,
+                    "start needs a stopped box",
+                    "GET the box to see its state",
+                ));
+            }
+        }
+        let Some(machine) = r.machine_id else {
+            return Err(Error::no_machine(id));
+        };
+        let m = runtime.start(&machine).await.map_err(runtime_error)?;
+        let Some(addr) = m.ports.get(&holm_proto::guest::DEFAULT_GUEST_PORT) else {
+            return Err(ApiError::new(
+                ErrorCode::Unavailable,
+                format!("box {id} started, but its guest port was not published"),
+            ));
+        };
+        let now = self.clock.now_secs();
+        entry.transition(&[BoxState::Stopped], |r| {
+            r.state = BoxState::Starting;
+            r.guest_url = Some(format!("http://{addr}"));
+            r.bridge_url = bridge_url_of(&m);
+            r.last_activity = now;
+        });
+        self.save(&entry).await;
+        let service = Arc::clone(self);
+        let task_entry = Arc::clone(&entry);
+        tokio::spawn(async move {
+            service.await_desktop(&task_entry, &runtime, OnTimeout::Unreachable).await;
+        });
+        drop(_op);
+        Ok(entry)
+    }
+
+    /// Pauses a running box, keeping its memory. Pausing a paused box is not
+    /// an error.
+    pub async fn pause(&self, id: &str) -> Result<BoxInfo, ApiError> {
+        self.pause_or_resume(id, true).await
+    }
+
+    /// Resumes a paused box: its processes go on where they were.
+    pub async fn resume(&self, id: &str) -> Result<BoxInfo, ApiError> {
+        self.pause_or_resume(id, false).await
+    }
+
+    async fn pause_or_resume(&self, id: &str, pause: bool) -> Result<BoxInfo, ApiError> {
+        let entry = self.get(id)?;
+        let what = if pause { "pause" } else { "resume" };
+        let runtime = self.able(&entry.record(), |c| c.pause, what)?;
+        let _op = entry.op.lock().await;
+        let r = entry.record();
+        let (from, to) = if pause {
+            (BoxState::Running, BoxState::Paused)
+        } else {
+            (BoxState::Paused, BoxState::Running)
+        };
+        if r.state == to {
+            return Ok(r.info());
+        }
+        if r.state != from {
+            let need =
+                if pause { "pause needs a running box" } else { "resume needs a paused box" };
+            return Err(conflict(id, r.state, need, "GET the box to see its state"));
+        }
+        let machine = r.machine_id.ok_or_else(|| Error::no_machine(id))?;
+        if pause {
+            runtime.pause(&machine).await.map_err(runtime_error)?;
+        } else {
+            runtime.resume(&machine).await.map_err(runtime_error)?;
+        }
+        let now = self.clock.now_secs();
+        entry.transition(&[from], |r| {
+            r.state = to;
+            r.last_activity = now;
+        });
+        self.save(&entry).await;
+        tracing::info!(box_id = %id, "box {what}d");
+        Ok(entry.info())
+    }
+
+    /// Makes a new box with a copy of this box's files, on the same runtime.
+    /// The copy is `creating` when this returns.
+    pub async fn fork(
+        self: &Arc<Self>,
+        id: &str,
+        request: ForkBox,
+        idempotency_key: Option<&str>,
+    ) -> Result<(Arc<Entry>, bool), ApiError> {
+        let source = self.get(id)?;
+        let src = source.record();
+        self.able(&src, |c| c.fork, "fork")?;
+        if !matches!(src.state, BoxState::Running | BoxState::Paused | BoxState::Stopped) {
+            return Err(conflict(
+                id,
+                src.state,
+                "fork needs a running, paused or stopped box",
+                "wait until it runs",
+            ));
+        }
+        // A browser profile belongs to one box at a time: the copy starts
+        // with the copied files and no kept profile.
+        let spec = BoxSpec { name: request.name.clone(), profile: None, ..src.spec.clone() };
+        let placement = Placement {
+            runtime: Some(src.runtime.clone()),
+            memory: src.placement.memory.clone(),
+            cpus: src.placement.cpus,
+            expires_after_secs: request.expires_after_secs,
+            idle_timeout_secs: request.idle_timeout_secs.or(src.idle_timeout_secs),
+        };
+        let (offered, runtime, resolved) = self.resolve(&spec, &placement)?;
+        let fingerprint = fingerprint(&format!("POST /v1/boxes/{id}/fork"), &request);
+        let from = id.to_owned();
+        self.idempotent(idempotency_key, fingerprint, |new_id| {
+            self.insert_new(new_id, runtime, spec, placement, offered, resolved, Some(from))
+        })
+        .await
+    }
+
+    /// Moves the end of a box's lifetime later, never past its runtime's
+    /// maximum lifetime counted from the box's creation.
+    pub async fn extend(&self, id: &str, by_secs: u64) -> Result<BoxInfo, ApiError> {
+        let entry = self.get(id)?;
+        let r = entry.record();
+        if !r.state.is_live() {
+            return Err(conflict(id, r.state, "it cannot be extended", "create a new box"));
+        }
+        if by_secs < spec::MIN_LIFETIME_SECS {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "by_secs".into(),
+                problem: format!(
+                    "must be at least {} seconds, not {by_secs}",
+                    spec::MIN_LIFETIME_SECS
+                ),
+            }]));
+        }
+        let max = self.runtime(&r.runtime)?.lifetimes.max_secs;
+        let now = self.clock.now_secs();
+        let mut refused = None;
+        entry.update(|r| {
+            let lifetime = r.expires_at.saturating_sub(r.created_at);
+            let wanted = lifetime + by_secs;
+            if wanted > max {
+                refused = Some(ApiError::invalid_fields(vec![Issue {
+                    path: "by_secs".into(),
+                    problem: format!(
+                        "{by_secs} more seconds makes a lifetime of {wanted} seconds, above this \
+                         runtime's maximum lifetime of {max} seconds; at most {} more",
+                        max.saturating_sub(lifetime)
+                    ),
+                }]));
+                return;
+            }
+            r.expires_at += by_secs;
+            r.last_activity = now;
+        });
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        self.save(&entry).await;
+        Ok(entry.info())
+    }
+
+    /// Removes a box: its machine goes, its record stays as `removed` with
+    /// `reason`. Removing a removed box answers it again.
     pub async fn remove(&self, id: &str, reason: &str) -> Result<BoxInfo, ApiError> {
         let entry = self.get(id)?;
+        let _op = entry.op.lock().await;
         let record = entry.record();
         if record.state == BoxState::Removed {
             return Ok(record.info());
@@ -376,107 +891,436 @@ impl Service {
             let offered = self.runtime(&record.runtime)?;
             offered.runtime.remove(machine).await.map_err(runtime_error)?;
         }
-        let r = entry.update(|r| {
+        entry.update(|r| {
             r.state = BoxState::Removed;
             r.reason = Some(reason.to_owned());
+            r.guest_url = None;
         });
-        self.persist(&r);
+        self.save(&entry).await;
         tracing::info!(box_id = %id, reason, "box removed");
-        Ok(r.info())
+        Ok(entry.info())
     }
 
     /// Records a command through the server, which moves an idle deadline.
+    /// The record is written within a second, not on the command's path.
     pub fn touch(&self, entry: &Entry) {
-        let t = now();
-        let mut r = entry.record.lock().unwrap_or_else(|e| e.into_inner());
-        if r.idle_timeout_secs.is_some() && r.last_activity != t {
-            r.last_activity = t;
-            let copy = r.clone();
-            drop(r);
-            self.persist(&copy);
+        let now = self.clock.now_secs();
+        let mut moved = false;
+        entry.update(|r| {
+            if r.idle_timeout_secs.is_some() && r.last_activity < now {
+                r.last_activity = now;
+                moved = true;
+            }
+        });
+        if moved {
+            self.dirty.lock().unwrap_or_else(|e| e.into_inner()).insert(entry.id());
         }
     }
 
-    /// Removes each box whose deadline has passed. Returns how many went.
-    pub async fn expire(&self, at: u64) -> usize {
+    /// Removes each box whose deadline has passed, and records why. Answers
+    /// how many went.
+    pub async fn expire_due(&self) -> usize {
+        let now = self.clock.now_secs();
         let due: Vec<(String, String)> = {
             let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
             boxes
                 .values()
                 .map(|e| e.record())
                 .filter(|r| r.state.is_live())
+                // Without its runtime the box cannot be removed; it stays
+                // unreachable until a server that has the runtime ends it.
+                .filter(|r| self.runtimes.contains_key(&r.runtime))
                 .filter_map(|r| {
                     let (deadline, why) = r.deadline();
-                    (deadline <= at).then(|| (r.id.clone(), why))
+                    (deadline <= now).then(|| (r.id.clone(), why))
                 })
                 .collect()
         };
         let mut n = 0;
         for (id, why) in due {
             match self.remove(&id, &format!("expired: {why}")).await {
-                Ok(_) => n += 1,
-                Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot remove an expired box"),
+                Ok(_) => {
+                    n += 1;
+                    self.expiry_failed.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                }
+                Err(e) => {
+                    // Tried again each second; said once.
+                    let first = self
+                        .expiry_failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(id.clone());
+                    if first {
+                        tracing::warn!(box_id = %id, error = %e, "cannot remove an expired box; retrying");
+                    }
+                }
             }
         }
         n
     }
 
-    /// Takes back the boxes in the store: each record's machine is asked for
-    /// through its runtime. Boxes keep running while the server is down.
-    pub async fn recover(self: &Arc<Self>) -> std::io::Result<usize> {
-        let records = self.store.load()?;
-        let mut n = 0;
-        for mut record in records {
-            if record.state.is_live() {
-                match (self.runtimes.get(&record.runtime), &record.machine_id) {
-                    (None, _) => {
-                        record.state = BoxState::Unreachable;
-                        record.reason = Some(format!(
-                            "its runtime {:?} is not offered by this server",
-                            record.runtime
-                        ));
-                    }
-                    (Some(offered), Some(machine)) => {
-                        match offered.runtime.inspect(machine).await {
-                            Ok(m) if m.state == MachineState::Running => {
-                                if let Some(addr) =
-                                    m.ports.get(&holm_proto::guest::DEFAULT_GUEST_PORT)
-                                {
-                                    record.guest_url = Some(format!("http://{addr}"));
-                                }
-                                record.state = BoxState::Running;
-                                record.reason = None;
-                                rotate_bridge_secret(&mut record, &m).await;
-                            }
-                            Ok(m) if m.state == MachineState::Paused => {
-                                record.state = BoxState::Paused
-                            }
-                            Ok(m) if m.state == MachineState::Stopped => {
-                                record.state = BoxState::Stopped
-                            }
-                            Ok(_) | Err(RuntimeError::NotFound(_)) => {
-                                record.state = BoxState::Removed;
-                                record.reason =
-                                    Some("its machine was gone when the server started".into());
-                            }
-                            Err(e) => {
-                                record.state = BoxState::Unreachable;
-                                record.reason = Some(e.to_string());
-                            }
-                        }
-                    }
-                    (Some(_), None) => {
-                        record.state = BoxState::Failed;
-                        record.reason = Some("the server stopped before the box was made".into());
-                    }
-                }
-                self.persist(&record);
-            }
-            n += 1;
-            let entry = Entry::new(record);
-            self.boxes.write().unwrap_or_else(|e| e.into_inner()).insert(entry.id(), entry);
+    // ---- Traces ------------------------------------------------------------
+
+    /// A new trace id.
+    pub fn trace_id(&self) -> String {
+        self.tracer.next_id(self.clock.now())
+    }
+
+    /// Queues a trace; it is written within a second.
+    pub fn trace(&self, trace: Trace) {
+        self.tracer.push(trace);
+    }
+
+    /// Writes queued traces and moved idle deadlines to the store.
+    pub async fn flush(&self) {
+        let traces = self.tracer.take();
+        if !traces.is_empty()
+            && let Err(e) = self.store.append_traces(&traces).await
+        {
+            tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
+            self.tracer.put_back(traces);
         }
-        Ok(n)
+        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
+        for id in dirty {
+            if let Ok(entry) = self.get(&id) {
+                self.save(&entry).await;
+            }
+        }
+    }
+
+    /// One page of a box's traces, oldest first.
+    pub async fn traces(
+        &self,
+        id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Trace>, ApiError> {
+        self.get(id)?;
+        if !(1..=1000).contains(&limit) {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "limit".into(),
+                problem: format!("must be 1 to 1000, not {limit}"),
+            }]));
+        }
+        if cursor.is_some_and(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "cursor".into(),
+                problem: "is not a cursor this server gave".into(),
+            }]));
+        }
+        self.flush().await;
+        let mut data =
+            self.store.traces(id, cursor, limit as usize + 1).await.map_err(|e| store_error(&e))?;
+        let more = data.len() > limit as usize;
+        data.truncate(limit as usize);
+        let next_cursor = if more { data.last().map(|t| t.id.clone()) } else { None };
+        Ok(Page { data, next_cursor })
+    }
+
+    // ---- Start and stop of the server --------------------------------------
+
+    /// Takes back the boxes in the store, each through the runtime in its
+    /// record, then scans every runtime for boxes this server labelled that
+    /// the store does not have. Boxes keep running while the server is down.
+    pub async fn recover(self: &Arc<Self>) -> Result<Recovered, StoreError> {
+        let records = self.store.boxes().await?;
+        let mut summary = Recovered { records: records.len(), ..Recovered::default() };
+        let entries: Vec<Arc<Entry>> = {
+            let mut boxes = self.boxes.write().unwrap_or_else(|e| e.into_inner());
+            records
+                .into_iter()
+                .map(|r| {
+                    let entry = Entry::new(r);
+                    boxes.insert(entry.id(), Arc::clone(&entry));
+                    entry
+                })
+                .collect()
+        };
+        for entry in entries {
+            if entry.record().state.is_live() {
+                match self.take_back(&entry).await {
+                    TakeBack::Found => summary.taken_back += 1,
+                    TakeBack::Resumed => summary.resumed += 1,
+                    TakeBack::Other => {}
+                }
+            }
+        }
+        for (name, offered) in &self.runtimes {
+            let machines = match offered.runtime.list().await {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(runtime = %name, error = %e, "cannot scan the runtime for boxes");
+                    continue;
+                }
+            };
+            for m in machines {
+                match self.scanned(name, offered, m).await {
+                    Scanned::Adopted => summary.adopted += 1,
+                    Scanned::OrphanRemoved => summary.orphans_removed += 1,
+                    Scanned::Known | Scanned::NotOurs => {}
+                }
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Takes back one recorded box through its runtime.
+    async fn take_back(self: &Arc<Self>, entry: &Arc<Entry>) -> TakeBack {
+        let r = entry.record();
+        let Some(offered) = self.runtimes.get(&r.runtime).cloned() else {
+            entry.update(|r| {
+                r.state = BoxState::Unreachable;
+                r.reason =
+                    Some(format!("its runtime {:?} is not offered by this server", r.runtime));
+            });
+            self.save(entry).await;
+            return TakeBack::Other;
+        };
+        let runtime = Arc::clone(&offered.runtime);
+        let found = match &r.machine_id {
+            Some(m) => match runtime.inspect(m).await {
+                Ok(m) => Ok(Some(m)),
+                Err(RuntimeError::NotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            },
+            // The server stopped before it recorded the machine: the runtime
+            // may have made it anyway.
+            None => runtime.find(&r.id).await,
+        };
+        let machine = match found {
+            Ok(m) => m,
+            Err(e) => {
+                entry.update(|r| {
+                    r.state = BoxState::Unreachable;
+                    r.reason = Some(e.to_string());
+                });
+                self.save(entry).await;
+                return TakeBack::Other;
+            }
+        };
+        let making = matches!(r.state, BoxState::Creating | BoxState::Starting);
+        let machine = match machine {
+            // Made but never started: a crash between the two. Make it anew.
+            Some(m) if m.state == MachineState::Created && making => {
+                let _ = runtime.remove(&m.id).await;
+                None
+            }
+            other => other,
+        };
+        let Some(m) = machine.filter(|m| m.state != MachineState::Gone) else {
+            if making {
+                return self.resume_making(entry, &offered).await;
+            }
+            entry.update(|r| {
+                r.state = BoxState::Removed;
+                r.reason = Some("its machine was gone when the server started".into());
+                r.guest_url = None;
+            });
+            self.save(entry).await;
+            return TakeBack::Other;
+        };
+        let guest_url =
+            m.ports.get(&holm_proto::guest::DEFAULT_GUEST_PORT).map(|a| format!("http://{a}"));
+        let now = self.clock.now_secs();
+        entry.update(|r| {
+            r.machine_id = Some(m.id.clone());
+            // Ports may have moved; a paused box's bridge is read again here
+            // and armed when it runs.
+            r.bridge_url = bridge_url_of(&m);
+            r.reason = None;
+            // Downtime is not idleness: the idle clock starts again.
+            r.last_activity = r.last_activity.max(now);
+            match m.state {
+                MachineState::Running if making => {
+                    r.state = BoxState::Starting;
+                    r.guest_url = guest_url;
+                }
+                MachineState::Running => {
+                    r.state = BoxState::Running;
+                    r.guest_url = guest_url;
+                }
+                MachineState::Paused => r.state = BoxState::Paused,
+                _ => {
+                    r.state = BoxState::Stopped;
+                    r.guest_url = None;
+                }
+            }
+        });
+        if entry.record().state == BoxState::Running
+            && let Some(url) = entry.record().guest_url
+        {
+            // A secret handed out before the restart stops working.
+            let guest = BoxClient::guest(&url, &entry.record().secret);
+            self.arm_bridge(entry, &guest, true).await;
+        }
+        self.save(entry).await;
+        if entry.record().state == BoxState::Starting {
+            let service = Arc::clone(self);
+            let entry = Arc::clone(entry);
+            tokio::spawn(async move {
+                service.await_desktop(&entry, &runtime, OnTimeout::Fail).await;
+            });
+            return TakeBack::Resumed;
+        }
+        TakeBack::Found
+    }
+
+    /// Carries on making a box the last server did not finish.
+    async fn resume_making(self: &Arc<Self>, entry: &Arc<Entry>, offered: &Offered) -> TakeBack {
+        let r = entry.record();
+        match spec::resolve(&r.spec, &r.placement, &offered.runtime.can(), offered.lifetimes) {
+            Ok(resolved) => {
+                entry.update(|r| {
+                    r.state = BoxState::Creating;
+                    r.machine_id = None;
+                    r.guest_url = None;
+                });
+                self.save(entry).await;
+                tracing::info!(box_id = %r.id, "carrying on making a box");
+                let service = Arc::clone(self);
+                let (entry, runtime) = (Arc::clone(entry), Arc::clone(&offered.runtime));
+                tokio::spawn(async move { service.bring_up(entry, runtime, resolved).await });
+                TakeBack::Resumed
+            }
+            Err(issues) => {
+                let why: Vec<String> =
+                    issues.iter().map(|i| format!("{}: {}", i.path, i.problem)).collect();
+                self.fail(entry, format!("its runtime no longer accepts it: {}", why.join("; ")))
+                    .await;
+                TakeBack::Other
+            }
+        }
+    }
+
+    /// Handles one machine a runtime listed at start.
+    async fn scanned(&self, runtime_name: &str, offered: &Offered, m: Machine) -> Scanned {
+        let ours = match m.labels.get(LABEL_SERVER) {
+            Some(s) => s == &self.server_name,
+            None => self.server_name == DEFAULT_SERVER_NAME,
+        };
+        let Some(id) = m.box_id.clone().filter(|id| holm::ids::is_box_id(id)) else {
+            return Scanned::NotOurs;
+        };
+        if !ours {
+            return Scanned::NotOurs;
+        }
+        if let Ok(entry) = self.get(&id) {
+            let r = entry.record();
+            if r.state.is_live() || r.machine_id.as_deref().is_some_and(|mid| mid != m.id) {
+                return Scanned::Known;
+            }
+            // The record says the box is gone, yet its machine is there.
+            tracing::info!(box_id = %id, "removing the machine of a removed box");
+            return match offered.runtime.remove(&m.id).await {
+                Ok(()) => Scanned::OrphanRemoved,
+                Err(e) => {
+                    tracing::warn!(box_id = %id, error = %e, "cannot remove an orphan machine");
+                    Scanned::Known
+                }
+            };
+        }
+        if m.state == MachineState::Created || m.state == MachineState::Gone {
+            // Never started, and no record to say what it was for.
+            let _ = offered.runtime.remove(&m.id).await;
+            return Scanned::OrphanRemoved;
+        }
+        let secret = match offered.runtime.box_secret(&m.id).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(box_id = %id, error = %e, "cannot read a labelled box's secret");
+                None
+            }
+        };
+        let label = |k: &str| m.labels.get(k).filter(|v| !v.is_empty()).cloned();
+        let time = |k: &str| {
+            label(k)
+                .and_then(|v| humantime::parse_rfc3339_weak(&v).ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+        };
+        let now = self.clock.now_secs();
+        let created_at = time(LABEL_CREATED).unwrap_or(now);
+        let expires_at = time(LABEL_EXPIRES).unwrap_or(created_at + offered.lifetimes.default_secs);
+        let idle = label(LABEL_IDLE).and_then(|v| v.parse::<u64>().ok());
+        let spec: BoxSpec =
+            label(LABEL_SPEC).and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+        let (state, reason) = match (&secret, m.state) {
+            (None, _) => (
+                BoxState::Unreachable,
+                Some("the server lost its record, and cannot read the box's secret".to_owned()),
+            ),
+            (Some(_), MachineState::Running) => (BoxState::Running, None),
+            (Some(_), MachineState::Paused) => (BoxState::Paused, None),
+            (Some(_), _) => (BoxState::Stopped, None),
+        };
+        let guest_url = (state == BoxState::Running)
+            .then(|| {
+                m.ports.get(&holm_proto::guest::DEFAULT_GUEST_PORT).map(|a| format!("http://{a}"))
+            })
+            .flatten();
+        let record = BoxRecord {
+            id: id.clone(),
+            runtime: runtime_name.to_owned(),
+            machine_id: Some(m.id.clone()),
+            guest_url,
+            secret: secret.unwrap_or_default(),
+            spec,
+            placement: Placement {
+                runtime: Some(runtime_name.to_owned()),
+                idle_timeout_secs: idle,
+                ..Placement::default()
+            },
+            state,
+            reason,
+            image: None,
+            screens: Vec::new(),
+            created_at,
+            expires_at,
+            idle_timeout_secs: idle,
+            last_activity: now,
+            forked_from: label(LABEL_FORKED_FROM),
+            bridge_url: bridge_url_of(&m),
+            bridge_secret: None,
+        };
+        let entry = Entry::new(record);
+        if let Some(url) = entry.record().guest_url {
+            let guest = BoxClient::guest(&url, &entry.record().secret);
+            self.arm_bridge(&entry, &guest, true).await;
+        }
+        self.save(&entry).await;
+        self.boxes.write().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), entry);
+        tracing::info!(box_id = %id, runtime = runtime_name, "took back a labelled box the store did not have");
+        Scanned::Adopted
+    }
+
+    // ---- The Chromium bridge -----------------------------------------------
+
+    /// Gives the box's bridge its secret: the record's, or a new one when
+    /// `rotate` is set or the record has none. The record keeps the secret
+    /// even when the guest does not take it: the next bridge request sets
+    /// it again.
+    async fn arm_bridge(&self, entry: &Entry, guest: &BoxClient, rotate: bool) {
+        let r = entry.record();
+        let secret = match r.bridge_secret.filter(|_| !rotate) {
+            Some(s) => s,
+            None => {
+                let s = holm::ids::new_secret();
+                entry.update(|r| r.bridge_secret = Some(s.clone()));
+                s
+            }
+        };
+        if r.spec.browser == Some(false) || entry.record().bridge_url.is_none() {
+            return;
+        }
+        match tokio::time::timeout(Duration::from_secs(5), guest.set_bridge_secret(&secret)).await {
+            Ok(Ok(())) => tracing::debug!(box_id = %r.id, "the bridge has its secret"),
+            Ok(Err(e)) => {
+                tracing::warn!(box_id = %r.id, error = %e, "cannot set the bridge's secret");
+            }
+            Err(_) => {
+                tracing::warn!(box_id = %r.id, "the guest did not take the bridge's secret in time");
+            }
+        }
     }
 
     /// How to reach a running box's Chromium from the server's host: the
@@ -485,7 +1329,7 @@ impl Service {
     /// bridge itself does not pass through the server).
     pub async fn bridge(&self, id: &str, ttl_secs: Option<u32>) -> Result<BridgeAccess, ApiError> {
         let entry = self.get(id)?;
-        let mut record = entry.record();
+        let record = entry.record();
         match record.state {
             BoxState::Running => {}
             BoxState::Creating | BoxState::Starting => {
@@ -496,12 +1340,11 @@ impl Service {
                 .with_hint(format!("wait with GET /v1/boxes/{id}?wait_for=running")));
             }
             other => {
-                let name = serde_json::to_value(other)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                return Err(ApiError::new(ErrorCode::NotRunning, format!("box {id} is {name}"))
-                    .with_details(serde_json::json!({ "box_id": id, "state": other })));
+                return Err(ApiError::new(
+                    ErrorCode::NotRunning,
+                    format!("box {id} is {}", state_name(other)),
+                )
+                .with_details(serde_json::json!({ "box_id": id, "state": other })));
             }
         }
         if record.spec.browser == Some(false) {
@@ -520,8 +1363,8 @@ impl Service {
             Some(s) => s.clone(),
             None => {
                 let s = holm::ids::new_secret();
-                record = entry.update(|r| r.bridge_secret = Some(s.clone()));
-                self.persist(&record);
+                entry.update(|r| r.bridge_secret = Some(s.clone()));
+                self.save(&entry).await;
                 s
             }
         };
@@ -542,42 +1385,79 @@ impl Service {
         )
     }
 
-    /// Runs the deadline check once a second until the process ends.
-    pub fn spawn_expiry(self: &Arc<Self>) {
+    /// Runs the deadline check and the writer once a second, and forgets old
+    /// idempotency keys every hour, until the process ends.
+    pub fn spawn_background(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let service = Arc::clone(self);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut n: u64 = 0;
             loop {
                 tick.tick().await;
-                service.expire(now()).await;
+                service.expire_due().await;
+                service.flush().await;
+                if n.is_multiple_of(3600) {
+                    service.purge_idempotency().await;
+                }
+                n += 1;
             }
-        });
+        })
+    }
+
+    async fn purge_idempotency(&self) {
+        let before = self.clock.now_secs().saturating_sub(IDEMPOTENCY_RETENTION_SECS);
+        match self.store.purge_idempotency(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(keys = n, "forgot idempotency keys older than a day"),
+            Err(e) => tracing::warn!(error = %e, "cannot forget old idempotency keys"),
+        }
+    }
+
+    /// Writes everything still held in memory, before the server stops.
+    pub async fn close(&self) {
+        self.flush().await;
+        if let Err(e) = self.store.flush().await {
+            tracing::error!(error = %e, "cannot flush the store");
+        }
     }
 }
 
-/// Gives a box taken back by a restarted server a new bridge secret, so a
-/// secret handed out before the restart stops working. The bridge's address
-/// is taken from the machine again (ports may have moved).
-async fn rotate_bridge_secret(record: &mut BoxRecord, machine: &holm::runtime::Machine) {
-    record.bridge_url =
-        machine.ports.get(&holm_proto::guest::BRIDGE_PORT).map(|a| format!("http://{a}"));
-    let Some(guest_url) = record.guest_url.clone() else { return };
-    let secret = holm::ids::new_secret();
-    record.bridge_secret = Some(secret.clone());
-    if record.spec.browser == Some(false) || record.bridge_url.is_none() {
-        return;
+enum TakeBack {
+    Found,
+    Resumed,
+    Other,
+}
+
+enum Scanned {
+    Known,
+    NotOurs,
+    Adopted,
+    OrphanRemoved,
+}
+
+/// Shorthand errors.
+struct Error;
+
+impl Error {
+    fn no_machine(id: &str) -> ApiError {
+        ApiError::new(ErrorCode::Conflict, format!("box {id} has no machine yet"))
+            .with_hint("wait until it runs")
     }
-    let guest = BoxClient::guest(&guest_url, &record.secret);
-    match tokio::time::timeout(Duration::from_secs(5), guest.set_bridge_secret(&secret)).await {
-        Ok(Ok(())) => tracing::info!(box_id = %record.id, "the bridge has a new secret"),
-        // The record has the new secret; the next bridge request sets it.
-        Ok(Err(e)) => {
-            tracing::warn!(box_id = %record.id, error = %e, "cannot set the bridge's new secret")
-        }
-        Err(_) => {
-            tracing::warn!(box_id = %record.id, "the guest did not take the bridge's new secret in time")
-        }
-    }
+}
+
+/// The SHA-256 of a route and a parsed body: the same request, however its
+/// JSON was spaced or ordered, has the same fingerprint.
+pub fn fingerprint(route: &str, body: &impl serde::Serialize) -> String {
+    let mut bytes = route.as_bytes().to_vec();
+    bytes.push(b'\n');
+    bytes.extend(serde_json::to_vec(body).unwrap_or_default());
+    sha256_hex(&bytes)
+}
+
+/// The bridge's address on the server's host, from a machine's ports.
+fn bridge_url_of(m: &Machine) -> Option<String> {
+    m.ports.get(&holm_proto::guest::BRIDGE_PORT).map(|a| format!("http://{a}"))
 }
 
 /// Maps a runtime error to the one error shape.

@@ -21,6 +21,8 @@ impl Holmd {
             .env("HOLM_SERVER_ADDR", format!("127.0.0.1:{port}"))
             .env("HOLM_SERVER_TOKEN", token)
             .env("HOLM_STATE_DIR", state_dir)
+            // Its own name: it takes back only the boxes it labelled.
+            .env("HOLM_SERVER_NAME", format!("binary-{port}"))
             .env("RUST_LOG", "holmd=debug")
             .stdin(Stdio::null())
             .spawn()
@@ -103,6 +105,14 @@ async fn boxes_outlive_a_clean_stop_and_the_next_server_takes_them_back() {
 
     let third = Holmd::start(dir.path(), port, token);
     third.wait_healthy(&client).await;
+    // Both stops wrote the store: the traces of both servers are there.
+    let traces = client.all_traces(&id).await.expect("traces");
+    let paths: Vec<String> = traces.iter().map(|t| t.path.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/v1/boxes".to_owned(), format!("/v1/boxes/{id}/commands/run")],
+        "{traces:?}"
+    );
     client.remove_box(&id).await.expect("remove");
     assert!(!holm_testkit::container_exists(&id).await);
 }

@@ -229,6 +229,13 @@ pub struct BoxInfo {
     /// credential: `POST /v1/boxes/{id}/bridge` gives one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bridge_url: Option<String>,
+    /// The box this one was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    /// Set on a create (or fork) answered again for a repeated
+    /// `Idempotency-Key`: nothing new was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replayed: bool,
 }
 
 /// The query of `GET /v1/boxes`.
@@ -254,6 +261,68 @@ pub struct WaitQuery {
     /// The longest wait, in seconds (default 120, at most 900).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+}
+
+/// `POST /v1/boxes/{id}/extend`: more time before the box's lifetime ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExtendBox {
+    /// Seconds added to the box's lifetime (at least 60). The lifetime never
+    /// passes its runtime's maximum, counted from the box's creation.
+    pub by_secs: u64,
+}
+
+/// `POST /v1/boxes/{id}/fork`: a new box with a copy of this box's files,
+/// on the same runtime.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ForkBox {
+    /// A name of your own for the copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The copy's lifetime in seconds (default: the runtime's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_after_secs: Option<u64>,
+    /// The copy's idle timeout in seconds (default: the original's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_secs: Option<u64>,
+}
+
+/// One request through the server to a box, as `GET /v1/boxes/{id}/traces`
+/// shows it. It never holds a body, a secret or a query value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Trace {
+    /// Sorts in the order the requests came; pass the last as `cursor`.
+    pub id: String,
+    /// The box.
+    pub box_id: String,
+    /// When the request came, in RFC 3339 with milliseconds.
+    pub at: String,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without its query.
+    pub path: String,
+    /// The names of the query parameters (their values are not kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query: Vec<String>,
+    /// The status answered.
+    pub status: u16,
+    /// The error code, when the server refused or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Milliseconds until the answer's head was sent (streams go on after).
+    pub duration_ms: u64,
+    /// The request id.
+    pub request_id: String,
+}
+
+/// The query of `GET /v1/boxes/{id}/traces`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TracesQuery {
+    /// Where the previous page ended.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// 1 to 1000 (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 /// `POST /v1/images/build`, also the body of `holm image build`.

@@ -376,34 +376,22 @@ async fn a_server_that_takes_a_box_back_gives_its_bridge_a_new_secret() {
     if !e2e_enabled().await {
         return;
     }
-    holm_testkit::ensure_image().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = holmd::config::ServerConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        token: None,
-        state_dir: dir.path().to_path_buf(),
-        runtimes: Some(vec!["docker".into()]),
-        public_url: None,
-    };
-    let first = holmd::service(&config).await.expect("first server");
-    let entry = first.create(CreateBox::default()).expect("create");
-    let id = entry.id();
-    let info = first.wait(&entry, BoxState::Running, Duration::from_secs(600)).await;
-    assert_eq!(info.state, BoxState::Running, "{info:?}");
-    let before = first.bridge(&id, None).await.expect("bridge");
+    let mut server = TestServer::start().await;
+    let id = new_box(&server.client, BoxSpec::default()).await;
+    let before = server.client.boxed(&id).bridge(None).await.expect("bridge");
     let version = format!("{}/json/version", before.http_url);
     let old = before.headers["Authorization"].clone();
-    let http = reqwest::Client::new();
+    let http = holm_client::client_builder().no_proxy().build().unwrap();
     assert_eq!(
         http.get(&version).header("authorization", &old).send().await.unwrap().status(),
         200
     );
-    drop(first);
 
-    let second = holmd::service(&config).await.expect("the next server takes the box back");
-    let after = second.bridge(&id, None).await.expect("bridge after the restart");
+    server.restart().await;
+    let after = server.client.boxed(&id).bridge(None).await.expect("bridge after the restart");
     let new = after.headers["Authorization"].clone();
     assert_ne!(old, new);
+    assert_eq!(after.http_url, before.http_url, "the box kept running, on the same ports");
     assert_eq!(
         http.get(&version).header("authorization", &old).send().await.unwrap().status(),
         401
@@ -412,7 +400,6 @@ async fn a_server_that_takes_a_box_back_gives_its_bridge_a_new_secret() {
         http.get(&version).header("authorization", &new).send().await.unwrap().status(),
         200
     );
-    second.remove(&id, "test over").await.expect("remove");
 }
 
 /// Not a test: the latency of `Runtime.evaluate` through the bridge from the

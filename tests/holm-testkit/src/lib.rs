@@ -8,13 +8,16 @@
 //!   file lock serialises them), with the air-gapped base made first when
 //!   `debian:bookworm-slim` is missing.
 //! - [`TestServer`]: a real holmd in the test process on a loopback port,
-//!   with a token and its own state directory; on drop it removes every box
-//!   it made.
+//!   with a token, its own store and its own server name; on drop it removes
+//!   every box labelled with its name.
+//! - [`services`]: real PostgreSQL and S3 servers for the store tests.
 //! - [`node_clients`]: the Node.js clients no one at holm wrote (the
 //!   official MCP TypeScript SDKs and `playwright-core`, which only connects
 //!   and downloads no browser), installed once with `npm ci` into
 //!   `tests/holm-e2e/node`.
 //! - [`mcp`]: a real MCP client and the scenario every MCP transport runs.
+
+pub mod services;
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -114,33 +117,86 @@ pub struct TestServer {
     pub token: String,
     /// The state directory.
     pub state_dir: PathBuf,
+    /// The configuration it runs with.
+    pub config: holmd::config::ServerConfig,
+    /// The service, to look inside.
+    pub service: std::sync::Arc<holmd::service::Service>,
     _dir: tempfile::TempDir,
     task: tokio::task::JoinHandle<()>,
 }
 
+/// A server name no other test uses, so each server takes back only its
+/// own boxes from the shared engine.
+pub fn unique_server_name() -> String {
+    format!("test-{}", &holm::ids::new_secret()[..16])
+}
+
 impl TestServer {
-    /// Starts a server with the docker runtime, after making sure the image exists.
+    /// Starts a server with the docker runtime and the local store, after
+    /// making sure the image exists.
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Starts a server, with its configuration changed by `change` first.
+    pub async fn start_with(change: impl FnOnce(&mut holmd::config::ServerConfig)) -> Self {
         ensure_image().await;
         let dir = tempfile::tempdir().expect("tempdir");
         let token = format!("test-token-{}", holm::ids::new_secret());
         let state_dir = dir.path().join("state");
-        let config = holmd::config::ServerConfig {
+        let mut config = holmd::config::ServerConfig {
             addr: ([127, 0, 0, 1], 0).into(),
             token: Some(token.clone()),
             state_dir: state_dir.clone(),
             runtimes: Some(vec!["docker".into()]),
             public_url: None,
+            storage: holmd::store::StoreConfig::Local { dir: state_dir.clone() },
+            server_name: unique_server_name(),
         };
-        let service = holmd::service(&config).await.expect("start the service");
-        let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
-        let task_token = token.clone();
-        let task = tokio::spawn(async move {
-            let _ = holmd::serve(listener, service, Some(task_token), std::future::pending()).await;
-        });
+        change(&mut config);
+        let (url, service, task) = serve(&config, &token).await;
         let client = Client::new(&url, Some(&token));
-        Self { client, url, token, state_dir, _dir: dir, task }
+        Self { client, url, token, state_dir, config, service, _dir: dir, task }
+    }
+
+    /// Stops this server as a crash would (its task ends; nothing is
+    /// flushed) and starts another with the same configuration, on a new
+    /// port. The boxes stay.
+    pub async fn restart(&mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+        let (url, service, task) = serve(&self.config, &self.token).await;
+        self.client = Client::new(&url, Some(&self.token));
+        self.url = url;
+        self.service = service;
+        self.task = task;
+    }
+}
+
+async fn serve(
+    config: &holmd::config::ServerConfig,
+    token: &str,
+) -> (String, std::sync::Arc<holmd::service::Service>, tokio::task::JoinHandle<()>) {
+    let service = holmd::service(config).await.expect("start the service");
+    let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let task_token = token.to_owned();
+    let task_service = std::sync::Arc::clone(&service);
+    let task = tokio::spawn(async move {
+        let _ =
+            holmd::serve(listener, task_service, Some(task_token), std::future::pending()).await;
+    });
+    (url, service, task)
+}
+
+/// Removes every container labelled with `server_name`.
+pub async fn remove_server_boxes(server_name: &str) {
+    let Ok(docker) = DockerRuntime::connect("docker") else { return };
+    let Ok(machines) = docker.list().await else { return };
+    for m in machines {
+        if m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(server_name) {
+            let _ = docker.remove(&m.id).await;
+        }
     }
 }
 
@@ -148,30 +204,12 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();
         // Remove every box this server made, whatever the test did.
-        let store = self.state_dir.join("boxes");
-        let ids: Vec<String> = std::fs::read_dir(&store)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .filter_map(|e| {
-                        e.path().file_stem().and_then(|s| s.to_str()).map(str::to_owned)
-                    })
-                    .filter(|s| s.starts_with("box_"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if ids.is_empty() {
-            return;
-        }
+        let name = self.config.server_name.clone();
         let _ = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return;
             };
-            rt.block_on(async {
-                let Ok(docker) = DockerRuntime::connect("docker") else { return };
-                for id in ids {
-                    let _ = docker.remove(&holm::runtime::docker::container_name(&id)).await;
-                }
-            });
+            rt.block_on(remove_server_boxes(&name));
         })
         .join();
     }

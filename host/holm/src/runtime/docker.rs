@@ -19,17 +19,20 @@ use async_trait::async_trait;
 use bollard::Docker;
 use bollard::models::VolumeCreateRequest;
 use bollard::models::{
-    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding, PortMap,
+    ContainerConfig, ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding,
+    PortMap,
 };
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, InspectContainerOptions, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
+    CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    StopContainerOptionsBuilder,
 };
 use holm_proto::host::{Can, Environment, Place};
 
 use super::{
-    LABEL_BOX, LABEL_PROFILE, Machine, MachineSpec, MachineState, PROFILE_DIR, Result, Runtime,
-    RuntimeError,
+    ENV_SECRET, LABEL_BOX, LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE,
+    LABEL_PROFILE, LABEL_RUNTIME, LABEL_SERVER, LABEL_SPEC, Machine, MachineSpec, MachineState,
+    PROFILE_DIR, Result, Runtime, RuntimeError,
 };
 use crate::image::{ImageRequest, Progress};
 
@@ -114,6 +117,10 @@ pub fn container_name(box_id: &str) -> String {
     format!("holm-{box_id}")
 }
 
+/// The image repository of forks: `holm-fork:<new box id>`, removed with
+/// the box made from it.
+pub const FORK_REPO: &str = "holm-fork";
+
 /// The volume that keeps browser profile `name`.
 pub fn profile_volume(name: &str) -> String {
     format!("holm-profile-{name}")
@@ -121,14 +128,18 @@ pub fn profile_volume(name: &str) -> String {
 
 impl DockerRuntime {
     /// Makes the profile's volume (labelled, so it can be found) unless it
-    /// exists, after checking that no container holds the profile.
-    async fn claim_profile(&self, name: &str) -> Result<String> {
+    /// exists, after checking that no container of another box holds the
+    /// profile (a leftover of the same box is replaced on create).
+    async fn claim_profile(&self, name: &str, box_id: &str) -> Result<String> {
         let filters =
             HashMap::from([("label".to_owned(), vec![format!("{LABEL_PROFILE}={name}")])]);
         let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
         let holders =
             self.docker.list_containers(Some(options)).await.map_err(|e| self.engine(e))?;
-        if let Some(holder) = holders.first() {
+        let others = holders.iter().filter(|c| {
+            c.labels.as_ref().and_then(|l| l.get(LABEL_BOX)).map(String::as_str) != Some(box_id)
+        });
+        if let Some(holder) = others.into_iter().next() {
             let who = holder
                 .labels
                 .as_ref()
@@ -176,7 +187,7 @@ impl Runtime for DockerRuntime {
         Can {
             pause: true,
             stop: true,
-            fork: false,
+            fork: true,
             browser_profile: true,
             screens: 6,
             wayland: false,
@@ -229,7 +240,7 @@ impl Runtime for DockerRuntime {
         labels.insert(LABEL_BOX.to_owned(), spec.box_id.clone());
         let mut binds = Vec::new();
         if let Some(profile) = &spec.profile {
-            let volume = self.claim_profile(profile).await?;
+            let volume = self.claim_profile(profile, &spec.box_id).await?;
             binds.push(format!("{volume}:{PROFILE_DIR}"));
             labels.insert(LABEL_PROFILE.to_owned(), profile.clone());
         }
@@ -267,10 +278,25 @@ impl Runtime for DockerRuntime {
             hostname: Some("holm".into()),
             ..ContainerCreateBody::default()
         };
-        let options =
-            CreateContainerOptionsBuilder::default().name(&container_name(&spec.box_id)).build();
-        let created =
-            self.docker.create_container(Some(options), body).await.map_err(|e| self.engine(e))?;
+        let name = container_name(&spec.box_id);
+        let options = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = match self.docker.create_container(Some(options.clone()), body.clone()).await
+        {
+            Ok(c) => c,
+            // The name is the box's: a container that holds it is a leftover
+            // of an earlier try at this same box, such as one the engine
+            // finished after the server that asked for it was killed.
+            // Replace it.
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 409, .. }) => {
+                tracing::info!(box_id = %spec.box_id, "replacing a leftover container of this box");
+                self.remove(&name).await?;
+                self.docker
+                    .create_container(Some(options), body)
+                    .await
+                    .map_err(|e| self.engine(e))?
+            }
+            Err(e) => return Err(self.engine(e)),
+        };
         if let Err(e) = self.docker.start_container(&created.id, None).await {
             let _ = self.remove(&created.id).await;
             return Err(self.engine(e));
@@ -335,8 +361,23 @@ impl Runtime for DockerRuntime {
                 tracing::warn!(container = id, error = %e, "cannot stop a box with a profile before removing it");
             }
         }
+        // A fork's image goes with it: nothing else uses it.
+        let image = match self.docker.inspect_container(id, None::<InspectContainerOptions>).await {
+            Ok(c) => c.config.and_then(|c| c.image).filter(|i| i.starts_with(FORK_REPO)),
+            Err(_) => None,
+        };
         let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
-        match self.docker.remove_container(id, Some(options)).await {
+        let removed = self.docker.remove_container(id, Some(options)).await;
+        if let Some(image) = image
+            && removed.is_ok()
+        {
+            // A fork of this fork still holds its layers; untagging is enough.
+            let options = RemoveImageOptionsBuilder::default().noprune(false).build();
+            if let Err(e) = self.docker.remove_image(&image, Some(options), None).await {
+                tracing::debug!(image, error = %e, "the fork's image stays");
+            }
+        }
+        match removed {
             Ok(()) => Ok(()),
             Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
                 Ok(())
@@ -382,5 +423,60 @@ impl Runtime for DockerRuntime {
 
     async fn resume(&self, id: &str) -> Result<()> {
         self.docker.unpause_container(id).await.map_err(|e| self.engine(e))
+    }
+
+    async fn fork(&self, id: &str, new_box_id: &str) -> Result<String> {
+        // `docker commit` pauses a running container while it copies, so the
+        // files are consistent. The engine merges the container's settings
+        // into the image's: each one that must not carry over is overridden
+        // here, the secret above all, so the image never holds it.
+        let env = vec![format!("{ENV_SECRET}=")];
+        let labels: HashMap<String, String> = [
+            LABEL_BOX,
+            LABEL_RUNTIME,
+            LABEL_SPEC,
+            LABEL_CREATED,
+            LABEL_SERVER,
+            LABEL_EXPIRES,
+            LABEL_IDLE,
+            LABEL_FORKED_FROM,
+        ]
+        .iter()
+        .map(|k| ((*k).to_owned(), String::new()))
+        // Not `1`: `holm image ls` lists only the images holm built.
+        .chain([(crate::image::LABEL_IMAGE.to_owned(), "fork".to_owned())])
+        .collect();
+        let config = ContainerConfig { env: Some(env), labels: Some(labels), ..Default::default() };
+        let options = CommitContainerOptionsBuilder::default()
+            .container(id)
+            .repo(FORK_REPO)
+            .tag(new_box_id)
+            .pause(true)
+            .build();
+        self.docker.commit_container(options, config).await.map_err(|e| self.engine(e))?;
+        Ok(format!("{FORK_REPO}:{new_box_id}"))
+    }
+
+    async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
+        match self.inspect(&container_name(box_id)).await {
+            Ok(m) if m.box_id.as_deref() == Some(box_id) => Ok(Some(m)),
+            Ok(_) | Err(RuntimeError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn box_secret(&self, id: &str) -> Result<Option<String>> {
+        let c = self
+            .docker
+            .inspect_container(id, None::<InspectContainerOptions>)
+            .await
+            .map_err(|e| self.engine(e))?;
+        let prefix = format!("{ENV_SECRET}=");
+        Ok(c.config
+            .and_then(|c| c.env)
+            .unwrap_or_default()
+            .into_iter()
+            .find_map(|v| v.strip_prefix(&prefix).map(str::to_owned))
+            .filter(|s| !s.is_empty()))
     }
 }

@@ -30,6 +30,18 @@ pub const LABEL_PROFILE: &str = "holm.profile";
 /// Where a kept browser profile is mounted in the box: screen 0's Chromium
 /// user data directory (the guest's `HOLM_CHROMIUM_PROFILE`).
 pub const PROFILE_DIR: &str = "/holm/profile";
+/// The label naming the server that made the box (`HOLM_SERVER_NAME`), so a
+/// server takes back only its own boxes from an engine others share.
+pub const LABEL_SERVER: &str = "holm.server";
+/// The label carrying the end of the box's lifetime when it was made
+/// (RFC 3339), so a server that lost its records still ends it on time.
+pub const LABEL_EXPIRES: &str = "holm.expires";
+/// The label carrying the box's idle timeout in seconds, when it has one.
+pub const LABEL_IDLE: &str = "holm.idle_timeout_secs";
+/// The label naming the box a forked box was copied from.
+pub const LABEL_FORKED_FROM: &str = "holm.forked_from";
+/// The environment variable that carries the box secret to the guest.
+pub const ENV_SECRET: &str = "HOLM_BOX_SECRET";
 
 /// What to run.
 #[derive(Clone, PartialEq, Eq)]
@@ -191,6 +203,24 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
     /// Resumes a paused machine.
     async fn resume(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("resume {id}")))
+    }
+    /// Copies a machine's files into an image that a new machine for
+    /// `new_box_id` can be made from, and answers the image's reference. The
+    /// copy never carries the original's secret.
+    async fn fork(&self, id: &str, new_box_id: &str) -> Result<String> {
+        let _ = new_box_id;
+        Err(self.unsupported(&format!("fork {id}")))
+    }
+    /// The machine of `box_id`, found by its label, if there is one.
+    async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
+        Ok(self.list().await?.into_iter().find(|m| m.box_id.as_deref() == Some(box_id)))
+    }
+    /// The box secret a machine was made with, read back from the runtime,
+    /// so a server that lost its records can take the box back. `None` when
+    /// the runtime cannot tell.
+    async fn box_secret(&self, id: &str) -> Result<Option<String>> {
+        let _ = id;
+        Ok(None)
     }
     /// The error for something this runtime cannot do.
     fn unsupported(&self, what: &str) -> RuntimeError {

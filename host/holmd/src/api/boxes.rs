@@ -1,17 +1,27 @@
-//! Creating, listing, getting and removing boxes, and their bridge's credentials.
+//! Creating, listing, getting, changing and removing boxes, their traces,
+//! and their bridge's credentials.
 
 use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use holm_http::{Error, StrictJson, StrictQuery};
 use holm_proto::guest::Page;
-use holm_proto::host::{BoxInfo, BridgeAccess, BridgeRequest, CreateBox, ListBoxes, WaitQuery};
+use holm_proto::host::{
+    BoxInfo, BridgeAccess, BridgeRequest, CreateBox, ExtendBox, ForkBox, ListBoxes, Trace,
+    TracesQuery, WaitQuery,
+};
 use holm_proto::{ApiError, Issue};
 
-use super::AppState;
-use crate::service::MAX_WAIT_SECS;
+use super::{AppState, TraceBox};
+use crate::service::{Entry, MAX_WAIT_SECS};
+
+/// The header that makes a create safe to retry.
+pub(super) const IDEMPOTENCY_KEY: &str = "idempotency-key";
+/// The header on an answer given again for a repeated key.
+pub(super) const IDEMPOTENCY_REPLAYED: &str = "idempotency-replayed";
 
 fn wait_timeout(q: &WaitQuery) -> Result<Duration, Error> {
     let secs = q.timeout_secs.unwrap_or(120);
@@ -25,18 +35,50 @@ fn wait_timeout(q: &WaitQuery) -> Result<Duration, Error> {
     Ok(Duration::from_secs(secs))
 }
 
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, Error> {
+    match headers.get(IDEMPOTENCY_KEY) {
+        None => Ok(None),
+        Some(v) => v.to_str().map(Some).map_err(|_| {
+            ApiError::invalid_fields(vec![Issue {
+                path: "Idempotency-Key".into(),
+                problem: "must be visible ASCII".into(),
+            }])
+            .into()
+        }),
+    }
+}
+
+async fn waited(state: &AppState, entry: &Entry, wait: &WaitQuery) -> Result<BoxInfo, Error> {
+    let timeout = wait_timeout(wait)?;
+    Ok(match wait.wait_for {
+        Some(target) => state.service.wait(entry, target, timeout).await,
+        None => entry.info(),
+    })
+}
+
+/// A made (or replayed) box: 201, marked replayed in the body and a header,
+/// and named for the trace.
+fn made(mut info: BoxInfo, replayed: bool) -> Response {
+    info.replayed = replayed;
+    let id = info.id.clone();
+    let mut response = (StatusCode::CREATED, Json(info)).into_response();
+    if replayed {
+        response.headers_mut().insert(IDEMPOTENCY_REPLAYED, HeaderValue::from_static("true"));
+    }
+    response.extensions_mut().insert(TraceBox(id));
+    response
+}
+
 pub(super) async fn create(
     State(state): State<AppState>,
+    headers: HeaderMap,
     StrictQuery(wait): StrictQuery<WaitQuery>,
     StrictJson(request): StrictJson<CreateBox>,
-) -> Result<(StatusCode, Json<BoxInfo>), Error> {
-    let timeout = wait_timeout(&wait)?;
-    let entry = state.service.create(request)?;
-    let info = match wait.wait_for {
-        Some(target) => state.service.wait(&entry, target, timeout).await,
-        None => entry.info(),
-    };
-    Ok((StatusCode::CREATED, Json(info)))
+) -> Result<Response, Error> {
+    wait_timeout(&wait)?;
+    let key = idempotency_key(&headers)?;
+    let (entry, replayed) = state.service.create(request, key).await?;
+    Ok(made(waited(&state, &entry, &wait).await?, replayed))
 }
 
 pub(super) async fn list(
@@ -51,12 +93,8 @@ pub(super) async fn get(
     Path(id): Path<String>,
     StrictQuery(wait): StrictQuery<WaitQuery>,
 ) -> Result<Json<BoxInfo>, Error> {
-    let timeout = wait_timeout(&wait)?;
     let entry = state.service.get(&id)?;
-    Ok(Json(match wait.wait_for {
-        Some(target) => state.service.wait(&entry, target, timeout).await,
-        None => entry.info(),
-    }))
+    Ok(Json(waited(&state, &entry, &wait).await?))
 }
 
 pub(super) async fn remove(
@@ -72,4 +110,68 @@ pub(super) async fn bridge(
     StrictJson(request): StrictJson<BridgeRequest>,
 ) -> Result<Json<BridgeAccess>, Error> {
     Ok(Json(state.service.bridge(&id, request.ttl_secs).await?))
+}
+
+pub(super) async fn stop(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<BoxInfo>, Error> {
+    Ok(Json(state.service.stop(&id).await?))
+}
+
+pub(super) async fn start(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    StrictQuery(wait): StrictQuery<WaitQuery>,
+) -> Result<Json<BoxInfo>, Error> {
+    wait_timeout(&wait)?;
+    let entry = state.service.start(&id).await?;
+    Ok(Json(waited(&state, &entry, &wait).await?))
+}
+
+pub(super) async fn pause(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<BoxInfo>, Error> {
+    Ok(Json(state.service.pause(&id).await?))
+}
+
+pub(super) async fn resume(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<BoxInfo>, Error> {
+    Ok(Json(state.service.resume(&id).await?))
+}
+
+pub(super) async fn fork(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    StrictQuery(wait): StrictQuery<WaitQuery>,
+    StrictJson(request): StrictJson<ForkBox>,
+) -> Result<Response, Error> {
+    wait_timeout(&wait)?;
+    let key = idempotency_key(&headers)?;
+    let (entry, replayed) = state.service.fork(&id, request, key).await?;
+    let mut response = made(waited(&state, &entry, &wait).await?, replayed);
+    // The trace goes with the box forked from, where the command was sent.
+    response.extensions_mut().insert(TraceBox(id));
+    Ok(response)
+}
+
+pub(super) async fn extend(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    StrictJson(request): StrictJson<ExtendBox>,
+) -> Result<Json<BoxInfo>, Error> {
+    Ok(Json(state.service.extend(&id, request.by_secs).await?))
+}
+
+pub(super) async fn traces(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    StrictQuery(query): StrictQuery<TracesQuery>,
+) -> Result<Json<Page<Trace>>, Error> {
+    let limit = query.limit.unwrap_or(100);
+    Ok(Json(state.service.traces(&id, query.cursor.as_deref(), limit).await?))
 }

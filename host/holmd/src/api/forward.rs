@@ -138,16 +138,36 @@ pub(super) async fn forward(
         }
         _ => rb.body(reqwest::Body::wrap_stream(body.into_data_stream())),
     };
-    let response = rb.send().await.map_err(|e| {
-        tracing::warn!(box_id = %id, error = %e, "the guest did not answer");
-        Error::from(
-            ApiError::new(
-                ErrorCode::GuestUnreachable,
-                format!("the agent in box {id} did not answer"),
+    // A box removed (at its deadline, say), stopped or paused while the
+    // request runs ends the request: removal never waits for a request.
+    let mut state_rx = entry.subscribe();
+    let left = async move {
+        let _ = state_rx.wait_for(|s| *s != BoxState::Running).await;
+    };
+    let response = tokio::select! {
+        r = rb.send() => r.map_err(|e| {
+            tracing::warn!(box_id = %id, error = %e, "the guest did not answer");
+            Error::from(
+                ApiError::new(
+                    ErrorCode::GuestUnreachable,
+                    format!("the agent in box {id} did not answer"),
+                )
+                .with_hint("the box may be stopping; GET the box to see its state"),
             )
-            .with_hint("the box may be stopping; GET the box to see its state"),
-        )
-    })?;
+        })?,
+        () = left => {
+            let now = entry.record();
+            let mut e = ApiError::new(
+                ErrorCode::NotRunning,
+                format!("box {id} left running while the request ran: it is {}", serde_json::to_value(now.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()),
+            )
+            .with_details(serde_json::json!({ "box_id": id, "state": now.state }));
+            if let Some(reason) = now.reason {
+                e = e.with_hint(reason);
+            }
+            return Err(e.into());
+        }
+    };
     let mut out = Response::builder().status(response.status().as_u16());
     let headers_out: &mut HeaderMap = out.headers_mut().expect("a fresh builder has headers");
     for (name, value) in response.headers() {

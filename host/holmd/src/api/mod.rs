@@ -3,7 +3,8 @@
 //! Every route is declared once in [`routes`], which both serves it and
 //! documents it in `/v1/openapi.json`. Every route but the public ones needs
 //! `Authorization: Bearer <HOLM_SERVER_TOKEN>` when a token is set. Every
-//! response carries `x-request-id`; every error has the one shape.
+//! response carries `x-request-id`; every error has the one shape. Every
+//! request to a box (but reading its record or its traces) leaves a trace.
 
 mod boxes;
 pub mod doc;
@@ -13,10 +14,15 @@ mod runtimes;
 
 use std::sync::Arc;
 
+use std::time::Instant;
+
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::http::Method;
 use axum::middleware::{self, Next};
-use holm_http::Error;
+use axum::response::Response;
+use holm_http::{Error, RequestId};
+use holm_proto::ApiError;
 use holm_proto::guest::{
     ClickRequest, CommandEvent, CommandRequest, CommandResult, CursorPosition, EvaluateRequest,
     EvaluateResult, FileInfo, FileStat, FillRequest, Info, InputRequest, InputResult, ListQuery,
@@ -26,8 +32,8 @@ use holm_proto::guest::{
     StdinQuery, StorageState, Tab, TabQuery, TypeRequest, WaitRequest, WriteQuery,
 };
 use holm_proto::host::{
-    AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage, CreateBox, ImageInfo,
-    ListBoxes, RuntimeInfo, ServerHealth, WaitQuery,
+    AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage, CreateBox, ExtendBox,
+    ForkBox, ImageInfo, ListBoxes, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
 
 use self::doc::{Api, Op};
@@ -55,7 +61,12 @@ pub fn routes() -> Api<AppState> {
         .post(
             "/v1/boxes",
             b::create,
-            Op::json::<BoxInfo>("boxes", "Create a box; with wait_for=running, answer once it runs")
+            Op::json::<BoxInfo>(
+                "boxes",
+                "Create a box; with wait_for=running, answer once it runs. With an Idempotency-Key, \
+                 the same key and body answer the first box again (Idempotency-Replayed: true, \
+                 \"replayed\": true) for 24 hours; another body with the key is refused (422)",
+            )
                 .body::<CreateBox>()
                 .query::<WaitQuery>()
                 .status(201),
@@ -67,6 +78,34 @@ pub fn routes() -> Api<AppState> {
             Op::json::<BoxInfo>("boxes", "One box; with wait_for, answer once it is in that state").query::<WaitQuery>(),
         )
         .delete("/v1/boxes/{id}", b::remove, Op::json::<BoxInfo>("boxes", "Remove a box"))
+        .post("/v1/boxes/{id}/stop", b::stop, Op::json::<BoxInfo>("lifecycle", "Stop a box, keeping its files"))
+        .post(
+            "/v1/boxes/{id}/start",
+            b::start,
+            Op::json::<BoxInfo>("lifecycle", "Start a stopped box: a new desktop on new ports; with wait_for=running, answer once it runs")
+                .query::<WaitQuery>(),
+        )
+        .post("/v1/boxes/{id}/pause", b::pause, Op::json::<BoxInfo>("lifecycle", "Pause a box, keeping its memory"))
+        .post("/v1/boxes/{id}/resume", b::resume, Op::json::<BoxInfo>("lifecycle", "Resume a paused box where it was"))
+        .post(
+            "/v1/boxes/{id}/fork",
+            b::fork,
+            Op::json::<BoxInfo>("lifecycle", "A new box with a copy of this box's files, on the same runtime; takes an Idempotency-Key")
+                .body::<ForkBox>()
+                .query::<WaitQuery>()
+                .status(201),
+        )
+        .post(
+            "/v1/boxes/{id}/extend",
+            b::extend,
+            Op::json::<BoxInfo>("lifecycle", "Move the end of a box's lifetime later, up to its runtime's maximum").body::<ExtendBox>(),
+        )
+        .get(
+            "/v1/boxes/{id}/traces",
+            b::traces,
+            Op::json::<Page<Trace>>("boxes", "The requests through the server to a box, oldest first, a page at a time")
+                .query::<TracesQuery>(),
+        )
         .get("/v1/boxes/{id}/info", f::forward, Op::json::<Info>("desktop", "The guest's version, screens and capabilities"))
         .get("/v1/boxes/{id}/screens", f::forward, Op::json::<Page<Screen>>("desktop", "The box's screens"))
         .get("/v1/boxes/{id}/screens/{screen}", f::forward, Op::json::<Screen>("desktop", "One screen"))
@@ -260,7 +299,9 @@ pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> 
         .merge(router)
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state.clone())
+        // Inside the token check: a request without the token leaves no trace.
+        .layer(middleware::from_fn_with_state(state, trace))
         .merge(extra)
         .layer(middleware::from_fn(move |req: Request, next: Next| {
             let token = token.clone();
@@ -277,10 +318,89 @@ pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> 
         .layer(middleware::from_fn(holm_http::request_id))
 }
 
+/// Names the box a response is about, for its trace, when the path does not.
+#[derive(Debug, Clone)]
+pub struct TraceBox(pub String);
+
+/// The box a request's path is about, when its trace is kept: every route
+/// under `/v1/boxes/{id}` but reading the record and reading the traces.
+fn traced_box(method: &Method, path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1/boxes/")?;
+    let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    if (tail.is_empty() && method == Method::GET) || tail == "traces" || id.is_empty() {
+        return None;
+    }
+    Some(id.to_owned())
+}
+
+/// The names of a query's parameters, never their values (a value could be
+/// a path, a command's input or a token).
+fn query_names(query: Option<&str>) -> Vec<String> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|kv| kv.split('=').next())
+        .filter(|k| !k.is_empty())
+        .take(16)
+        .map(|k| k.chars().take(64).collect())
+        .collect()
+}
+
+/// Middleware: queues a trace of each request to a box.
+async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let query = query_names(req.uri().query());
+    let from_path = traced_box(&method, &path);
+    let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
+    let at = state.service.clock().now();
+    let started = Instant::now();
+    let response = next.run(req).await;
+    let box_id = response.extensions().get::<TraceBox>().map(|t| t.0.clone()).or(from_path);
+    if let Some(box_id) = box_id.filter(|id| state.service.has(id)) {
+        let code = response.extensions().get::<ApiError>().map(|e| e.code.as_str().to_owned());
+        state.service.trace(Trace {
+            id: state.service.trace_id(),
+            box_id,
+            at: crate::traces::rfc3339_millis(at),
+            method: method.to_string(),
+            path,
+            query,
+            status: response.status().as_u16(),
+            code,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            request_id,
+        });
+    }
+    response
+}
+
 async fn route_not_found(req: Request) -> Error {
     holm_http::route_not_found(req.method(), req.uri().path())
 }
 
 async fn method_not_allowed(req: Request) -> Error {
     holm_http::method_not_allowed(req.method(), req.uri().path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traces_name_the_box_and_never_a_query_value() {
+        assert_eq!(
+            traced_box(&Method::POST, "/v1/boxes/box_a/commands/run").as_deref(),
+            Some("box_a")
+        );
+        assert_eq!(traced_box(&Method::DELETE, "/v1/boxes/box_a").as_deref(), Some("box_a"));
+        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a"), None);
+        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/traces"), None);
+        assert_eq!(traced_box(&Method::POST, "/v1/boxes"), None);
+        assert_eq!(
+            query_names(Some("path=/root/secret.txt&follow=true&token=abc")),
+            ["path", "follow", "token"]
+        );
+        assert!(query_names(None).is_empty());
+    }
 }

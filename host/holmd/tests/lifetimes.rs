@@ -1,0 +1,621 @@
+//! Lifetimes, the state machine, idempotency, traces and recovery, through
+//! the real REST API of a real service, with time on a [`ManualClock`] and a
+//! runtime that keeps its machines in memory (its guest is a small HTTP
+//! server on loopback). So each rule is tested exactly and at once, without
+//! waiting for a deadline; `tests/lifecycle.rs` and the e2e tests run the
+//! same things on Docker.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use axum::Json;
+use axum::routing::get;
+use holm::image::{ImageRequest, Progress};
+use holm::runtime::{
+    ENV_SECRET, LABEL_BOX, Machine, MachineSpec, MachineState, Result as RtResult, Runtime,
+    RuntimeError,
+};
+use holm::spec::Lifetimes;
+use holm_client::Client;
+use holm_proto::ErrorCode;
+use holm_proto::host::{BoxState, Can, CreateBox, Environment, ForkBox, Place, Placement};
+use holmd::clock::{Clock, ManualClock};
+use holmd::service::{Offered, Service};
+use holmd::store::{self, StoreConfig};
+
+/// A runtime whose machines are entries in a map, all answered by one guest.
+#[derive(Debug)]
+struct Fake {
+    can: Can,
+    guest: SocketAddr,
+    machines: Mutex<BTreeMap<String, Machine>>,
+    secrets: Mutex<BTreeMap<String, String>>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Fake {
+    fn new(can: Can, guest: SocketAddr) -> Arc<Self> {
+        Arc::new(Self {
+            can,
+            guest,
+            machines: Mutex::default(),
+            secrets: Mutex::default(),
+            calls: Mutex::default(),
+        })
+    }
+
+    fn call(&self, c: String) {
+        self.calls.lock().unwrap().push(c);
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.calls.lock().unwrap().clone()
+    }
+
+    fn set(&self, id: &str, state: MachineState) -> RtResult<Machine> {
+        let mut machines = self.machines.lock().unwrap();
+        let m = machines.get_mut(id).ok_or_else(|| RuntimeError::NotFound(id.into()))?;
+        m.state = state;
+        Ok(m.clone())
+    }
+}
+
+#[async_trait]
+impl Runtime for Fake {
+    fn name(&self) -> &str {
+        "fake"
+    }
+    fn provider(&self) -> &str {
+        "fake"
+    }
+    fn place(&self) -> Place {
+        Place::Host
+    }
+    fn environment(&self) -> Environment {
+        Environment::Container
+    }
+    fn can(&self) -> Can {
+        self.can
+    }
+    async fn ping(&self) -> RtResult<()> {
+        Ok(())
+    }
+    async fn prepare_image(
+        &self,
+        _: &ImageRequest,
+        _: &mut (dyn FnMut(Progress) + Send),
+    ) -> RtResult<String> {
+        Ok("fake:image".into())
+    }
+    async fn create(&self, spec: &MachineSpec) -> RtResult<Machine> {
+        self.call(format!("create {} {}", spec.box_id, spec.image));
+        let id = format!("m-{}", spec.box_id);
+        let mut labels = spec.labels.clone();
+        labels.insert(LABEL_BOX.into(), spec.box_id.clone());
+        let m = Machine {
+            id: id.clone(),
+            box_id: Some(spec.box_id.clone()),
+            state: MachineState::Running,
+            ports: [(holm_proto::guest::DEFAULT_GUEST_PORT, self.guest)].into(),
+            labels,
+        };
+        let secret = spec.env.iter().find(|(k, _)| k == ENV_SECRET).map(|(_, v)| v.clone());
+        self.secrets.lock().unwrap().insert(id.clone(), secret.unwrap_or_default());
+        self.machines.lock().unwrap().insert(id, m.clone());
+        Ok(m)
+    }
+    async fn inspect(&self, id: &str) -> RtResult<Machine> {
+        self.machines
+            .lock()
+            .unwrap()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| RuntimeError::NotFound(id.into()))
+    }
+    async fn remove(&self, id: &str) -> RtResult<()> {
+        self.call(format!("remove {id}"));
+        self.machines.lock().unwrap().remove(id);
+        Ok(())
+    }
+    async fn list(&self) -> RtResult<Vec<Machine>> {
+        Ok(self.machines.lock().unwrap().values().cloned().collect())
+    }
+    async fn stop(&self, id: &str) -> RtResult<()> {
+        self.call(format!("stop {id}"));
+        self.set(id, MachineState::Stopped).map(drop)
+    }
+    async fn start(&self, id: &str) -> RtResult<Machine> {
+        self.call(format!("start {id}"));
+        self.set(id, MachineState::Running)
+    }
+    async fn pause(&self, id: &str) -> RtResult<()> {
+        self.call(format!("pause {id}"));
+        self.set(id, MachineState::Paused).map(drop)
+    }
+    async fn resume(&self, id: &str) -> RtResult<()> {
+        self.call(format!("resume {id}"));
+        self.set(id, MachineState::Running).map(drop)
+    }
+    async fn fork(&self, id: &str, new_box_id: &str) -> RtResult<String> {
+        self.call(format!("fork {id}"));
+        Ok(format!("fake-fork:{new_box_id}"))
+    }
+    async fn box_secret(&self, id: &str) -> RtResult<Option<String>> {
+        Ok(self.secrets.lock().unwrap().get(id).cloned())
+    }
+}
+
+/// The guest all fake machines share: ready at once; `files/content` hangs.
+async fn fake_guest(hanging: Arc<AtomicUsize>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .route(
+            "/health",
+            get(|| async {
+                Json(serde_json::json!({
+                    "status": "ready", "version": "fake", "proto": 1, "profile": "x11",
+                    "uptime_ms": 0, "components": []
+                }))
+            }),
+        )
+        .route(
+            "/v1/screens",
+            get(|| async { Json(serde_json::json!({ "data": [], "next_cursor": null })) }),
+        )
+        .route(
+            "/v1/files/content",
+            get(move || {
+                let hanging = Arc::clone(&hanging);
+                async move {
+                    hanging.fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<()>().await;
+                }
+            }),
+        )
+        .fallback(|| async { Json(serde_json::json!({})) });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    addr
+}
+
+const ALL: Can = Can {
+    pause: true,
+    stop: true,
+    fork: true,
+    browser_profile: false,
+    screens: 6,
+    wayland: false,
+    resources: true,
+};
+const NONE: Can = Can {
+    pause: false,
+    stop: false,
+    fork: false,
+    browser_profile: false,
+    screens: 6,
+    wayland: false,
+    resources: true,
+};
+
+struct Harness {
+    client: Client,
+    url: String,
+    service: Arc<Service>,
+    fake: Arc<Fake>,
+    clock: Arc<ManualClock>,
+    dir: Arc<tempfile::TempDir>,
+    hanging: Arc<AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Harness {
+    async fn new(can: Can) -> Self {
+        let hanging = Arc::new(AtomicUsize::new(0));
+        let guest = fake_guest(Arc::clone(&hanging)).await;
+        let fake = Fake::new(can, guest);
+        let clock = Arc::new(ManualClock::new(UNIX_EPOCH + Duration::from_secs(1_800_000_000)));
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        Self::serve(fake, clock, dir, hanging, true).await
+    }
+
+    /// A new service over the same store and runtime: a server restart.
+    async fn restart(self, with_runtime: bool) -> Self {
+        self.task.abort();
+        Self::serve(self.fake, self.clock, self.dir, self.hanging, with_runtime).await
+    }
+
+    async fn serve(
+        fake: Arc<Fake>,
+        clock: Arc<ManualClock>,
+        dir: Arc<tempfile::TempDir>,
+        hanging: Arc<AtomicUsize>,
+        with_runtime: bool,
+    ) -> Self {
+        let store = store::open(&StoreConfig::Local { dir: dir.path().to_owned() }).await.unwrap();
+        let mut runtimes = BTreeMap::new();
+        if with_runtime {
+            let lifetimes = Lifetimes { default_secs: 3600, max_secs: 7200 };
+            runtimes.insert(
+                "fake".to_owned(),
+                Offered { runtime: Arc::clone(&fake) as Arc<dyn Runtime>, lifetimes },
+            );
+        }
+        let service = Service::new(
+            runtimes,
+            "fake".into(),
+            store,
+            Arc::clone(&clock) as Arc<dyn Clock>,
+            "test".into(),
+        );
+        service.recover().await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = holmd::api::app(Arc::clone(&service), None);
+        let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Self { client: Client::new(&url, None), url, service, fake, clock, dir, hanging, task }
+    }
+
+    async fn running(&self, placement: Placement) -> String {
+        let request = CreateBox { placement, ..CreateBox::default() };
+        let info = self.client.create_box(&request, Some(10)).await.unwrap();
+        assert_eq!(info.state, BoxState::Running, "{info:?}");
+        info.id
+    }
+
+    fn at(&self, secs_from_now: u64) -> String {
+        holmd::store::rfc3339(self.clock.now_secs() + secs_from_now)
+    }
+
+    async fn raw(&self, method: reqwest::Method, path: &str) -> reqwest::Response {
+        reqwest::Client::new().request(method, format!("{}{path}", self.url)).send().await.unwrap()
+    }
+}
+
+fn code(e: &holm_client::ClientError) -> Option<ErrorCode> {
+    e.api().map(|a| a.code)
+}
+
+#[tokio::test]
+async fn lifetimes_under_a_minute_or_over_the_maximum_are_refused_with_the_numbers() {
+    let h = Harness::new(ALL).await;
+    let refuse = |placement: Placement| {
+        let client = h.client.clone();
+        async move {
+            let request = CreateBox { placement, ..CreateBox::default() };
+            client.create_box(&request, None).await.unwrap_err().api().cloned().unwrap()
+        }
+    };
+    let e = refuse(Placement { expires_after_secs: Some(59), ..Placement::default() }).await;
+    assert_eq!(e.code, ErrorCode::InvalidRequest);
+    assert_eq!(e.details.as_ref().unwrap()["issues"][0]["path"], "placement.expires_after_secs");
+    let e = refuse(Placement { idle_timeout_secs: Some(30), ..Placement::default() }).await;
+    assert_eq!(e.details.as_ref().unwrap()["issues"][0]["path"], "placement.idle_timeout_secs");
+    let e = refuse(Placement { expires_after_secs: Some(10_000), ..Placement::default() }).await;
+    let problem = e.details.as_ref().unwrap()["issues"][0]["problem"].as_str().unwrap().to_owned();
+    assert!(problem.contains("10000") && problem.contains("7200"), "{problem}");
+    assert!(h.fake.calls().is_empty(), "nothing was made");
+    assert!(h.client.all_boxes().await.unwrap().is_empty());
+
+    // With no lifetime asked for, the runtime's default: one hour.
+    let id = h.running(Placement::default()).await;
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().expires_at, h.at(3600));
+}
+
+#[tokio::test]
+async fn at_its_deadline_a_box_is_removed_and_its_record_says_why() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement { expires_after_secs: Some(120), ..Placement::default() }).await;
+    h.clock.advance(Duration::from_secs(119));
+    assert_eq!(h.service.expire_due().await, 0);
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Running);
+    h.clock.advance(Duration::from_secs(1));
+    assert_eq!(h.service.expire_due().await, 1);
+    let info = h.client.get_box(&id, None).await.unwrap();
+    assert_eq!(info.state, BoxState::Removed);
+    assert!(info.reason.as_deref().unwrap().contains("lifetime of 120 seconds"), "{info:?}");
+    assert!(h.fake.calls().contains(&format!("remove m-{id}")));
+    // The reason survives a restart.
+    let h = h.restart(true).await;
+    let info = h.client.get_box(&id, None).await.unwrap();
+    assert!(info.reason.as_deref().unwrap().starts_with("expired:"), "{info:?}");
+}
+
+#[tokio::test]
+async fn commands_move_an_idle_deadline_and_watching_does_not() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement { idle_timeout_secs: Some(120), ..Placement::default() }).await;
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().expires_at, h.at(120));
+    h.clock.advance(Duration::from_secs(100));
+    // Watching: a screenshot, the cursor, the screens, the info.
+    for path in ["screens/0/screenshot", "screens/0/cursor", "screens", "info"] {
+        let r = h.raw(reqwest::Method::GET, &format!("/v1/boxes/{id}/{path}")).await;
+        assert!(r.status().is_success(), "{path}: {}", r.status());
+    }
+    assert_eq!(
+        h.client.get_box(&id, None).await.unwrap().expires_at,
+        h.at(20),
+        "watching moved it"
+    );
+    // A command moves it.
+    let r = h.raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/commands/run")).await;
+    assert!(r.status().is_success());
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().expires_at, h.at(120));
+    h.clock.advance(Duration::from_secs(119));
+    assert_eq!(h.service.expire_due().await, 0);
+    h.clock.advance(Duration::from_secs(1));
+    assert_eq!(h.service.expire_due().await, 1);
+    let info = h.client.get_box(&id, None).await.unwrap();
+    assert!(info.reason.unwrap().contains("idle timeout of 120 seconds"));
+}
+
+#[tokio::test]
+async fn extend_moves_the_deadline_but_never_past_the_maximum() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let info = h.client.extend_box(&id, 600).await.unwrap();
+    assert_eq!(info.expires_at, h.at(4200));
+    let e = h.client.extend_box(&id, 4000).await.unwrap_err();
+    let api = e.api().unwrap();
+    let problem = api.details.as_ref().unwrap()["issues"][0]["problem"].as_str().unwrap();
+    assert!(problem.contains("7200") && problem.contains("at most 3000 more"), "{problem}");
+    assert_eq!(
+        code(&h.client.extend_box(&id, 30).await.unwrap_err()),
+        Some(ErrorCode::InvalidRequest)
+    );
+    assert_eq!(
+        h.client.get_box(&id, None).await.unwrap().expires_at,
+        h.at(4200),
+        "refusals changed nothing"
+    );
+    // Up to the maximum exactly.
+    assert_eq!(h.client.extend_box(&id, 3000).await.unwrap().expires_at, h.at(7200));
+}
+
+#[tokio::test]
+async fn a_box_is_removed_at_its_deadline_while_a_request_to_it_runs() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement { expires_after_secs: Some(60), ..Placement::default() }).await;
+    let client = h.client.boxed(&id);
+    let request = tokio::spawn(async move { client.read_file("/slow").await });
+    holm_testkit::eventually(Duration::from_secs(10), "the request to reach the guest", || {
+        let n = h.hanging.load(Ordering::SeqCst);
+        async move { (n > 0).then_some(()) }
+    })
+    .await;
+    h.clock.advance(Duration::from_secs(60));
+    // Removal does not wait for the request.
+    assert_eq!(h.service.expire_due().await, 1);
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Removed);
+    let e = request.await.unwrap().unwrap_err();
+    let api = e.api().expect("the error shape");
+    assert_eq!(api.code, ErrorCode::NotRunning);
+    assert!(api.hint.as_deref().unwrap().contains("expired"), "{api:?}");
+}
+
+#[tokio::test]
+async fn a_runtime_that_cannot_is_refused_before_anything_changes() {
+    let h = Harness::new(NONE).await;
+    let id = h.running(Placement::default()).await;
+    let before = h.fake.calls();
+    for e in [
+        h.client.stop_box(&id).await.unwrap_err(),
+        h.client.start_box(&id, None).await.unwrap_err(),
+        h.client.pause_box(&id).await.unwrap_err(),
+        h.client.resume_box(&id).await.unwrap_err(),
+        h.client.fork_box(&id, &ForkBox::default(), None, None).await.unwrap_err(),
+    ] {
+        let api = e.api().unwrap();
+        assert_eq!(api.code, ErrorCode::Unsupported, "{api:?}");
+        assert!(api.message.contains("the fake runtime cannot"), "{api:?}");
+    }
+    assert_eq!(h.fake.calls(), before, "the runtime was asked nothing");
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Running);
+    assert_eq!(h.client.all_boxes().await.unwrap().len(), 1, "no fork was made");
+}
+
+#[tokio::test]
+async fn the_state_machine_running_paused_stopped_and_forked() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let m = format!("m-{id}");
+
+    assert_eq!(h.client.pause_box(&id).await.unwrap().state, BoxState::Paused);
+    assert_eq!(
+        h.client.pause_box(&id).await.unwrap().state,
+        BoxState::Paused,
+        "pausing twice is fine"
+    );
+    let e = h.client.boxed(&id).exec(&["true"]).await.unwrap_err();
+    assert_eq!(code(&e), Some(ErrorCode::NotRunning), "a paused box takes no commands");
+    assert_eq!(code(&h.client.stop_box(&id).await.unwrap_err()), Some(ErrorCode::Conflict));
+    assert_eq!(code(&h.client.start_box(&id, None).await.unwrap_err()), Some(ErrorCode::Conflict));
+    assert_eq!(h.client.resume_box(&id).await.unwrap().state, BoxState::Running);
+
+    assert_eq!(h.client.stop_box(&id).await.unwrap().state, BoxState::Stopped);
+    assert_eq!(code(&h.client.pause_box(&id).await.unwrap_err()), Some(ErrorCode::Conflict));
+    let info = h.client.start_box(&id, Some(10)).await.unwrap();
+    assert_eq!(info.state, BoxState::Running);
+
+    let fork = h
+        .client
+        .fork_box(&id, &ForkBox { name: Some("copy".into()), ..ForkBox::default() }, None, Some(10))
+        .await
+        .unwrap();
+    assert_eq!(fork.state, BoxState::Running, "{fork:?}");
+    assert_eq!(fork.forked_from.as_deref(), Some(id.as_str()));
+    assert_eq!(fork.spec.name.as_deref(), Some("copy"));
+    assert_ne!(fork.id, id);
+    let calls = h.fake.calls();
+    let want = [
+        format!("pause {m}"),
+        format!("resume {m}"),
+        format!("stop {m}"),
+        format!("start {m}"),
+        format!("fork {m}"),
+        format!("create {} fake-fork:{}", fork.id, fork.id),
+    ];
+    let seen: Vec<&String> =
+        calls.iter().filter(|c| !c.starts_with(&format!("create {id}"))).collect();
+    assert_eq!(seen, want.iter().collect::<Vec<_>>());
+
+    // Removed is the end: nothing changes it.
+    h.client.remove_box(&id).await.unwrap();
+    assert_eq!(code(&h.client.start_box(&id, None).await.unwrap_err()), Some(ErrorCode::Conflict));
+    assert_eq!(code(&h.client.extend_box(&id, 60).await.unwrap_err()), Some(ErrorCode::Conflict));
+}
+
+#[tokio::test]
+async fn an_idempotency_key_answers_the_first_box_again_also_after_a_restart() {
+    async fn post(url: &str, key: &str, body: serde_json::Value) -> reqwest::Response {
+        reqwest::Client::new()
+            .post(format!("{url}/v1/boxes"))
+            .header("Idempotency-Key", key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+    let h = Harness::new(ALL).await;
+    let a = serde_json::json!({"spec": {"screens": 2}});
+    // Same request, other spacing and order of fields: the same body.
+    let a_again = serde_json::json!({"placement": {}, "spec": {"screens": 2}});
+    let first = post(&h.url, "key-1", a.clone()).await;
+    assert_eq!(first.status(), 201);
+    assert!(first.headers().get("idempotency-replayed").is_none());
+    let first: serde_json::Value = first.json().await.unwrap();
+    assert!(first.get("replayed").is_none());
+
+    let again = post(&h.url, "key-1", a_again).await;
+    assert_eq!(again.status(), 201);
+    assert_eq!(again.headers()["idempotency-replayed"], "true");
+    let again: serde_json::Value = again.json().await.unwrap();
+    assert_eq!(again["id"], first["id"]);
+    assert_eq!(again["replayed"], true);
+
+    let other = post(&h.url, "key-1", serde_json::json!({"spec": {"screens": 3}})).await;
+    assert_eq!(other.status(), 422);
+    let other: serde_json::Value = other.json().await.unwrap();
+    assert_eq!(other["error"]["code"], "idempotency_key_reused");
+    assert_eq!(other["error"]["details"]["box_id"], first["id"]);
+    assert_eq!(h.client.all_boxes().await.unwrap().len(), 1, "one box for one key");
+
+    let h = h.restart(true).await;
+    let after: serde_json::Value = post(&h.url, "key-1", a.clone()).await.json().await.unwrap();
+    assert_eq!(after["id"], first["id"], "the key survives a restart");
+    assert_eq!(after["replayed"], true);
+
+    // Kept for 24 hours; then the key is new work.
+    h.clock.advance(Duration::from_secs(24 * 3600));
+    let later: serde_json::Value = post(&h.url, "key-1", a).await.json().await.unwrap();
+    assert_ne!(later["id"], first["id"]);
+    assert!(later.get("replayed").is_none());
+}
+
+#[tokio::test]
+async fn traces_record_each_command_without_values_and_continue_across_restarts() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let r = h
+        .raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/commands/run?token=hunter2secret"))
+        .await;
+    assert!(r.status().is_success());
+    let r = h.raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/files/mkdir")).await;
+    assert!(r.status().is_success());
+    // Reading the box or its traces leaves none; an unknown box none either.
+    h.client.get_box(&id, None).await.unwrap();
+    let _ = h.raw(reqwest::Method::GET, "/v1/boxes/box_nope/info").await;
+
+    let traces = h.client.all_traces(&id).await.unwrap();
+    let what: Vec<(String, String)> =
+        traces.iter().map(|t| (t.method.clone(), t.path.clone())).collect();
+    assert_eq!(
+        what,
+        [
+            ("POST".to_owned(), "/v1/boxes".to_owned()),
+            ("POST".to_owned(), format!("/v1/boxes/{id}/commands/run")),
+            ("POST".to_owned(), format!("/v1/boxes/{id}/files/mkdir")),
+        ]
+    );
+    assert_eq!(traces[0].status, 201);
+    assert_eq!(traces[1].query, ["token"]);
+    assert!(traces.iter().all(|t| t.request_id.starts_with("req_")));
+    let all = serde_json::to_string(&traces).unwrap();
+    assert!(!all.contains("hunter2secret"), "a query value reached a trace");
+
+    // A refusal is traced with its code.
+    h.client.pause_box(&id).await.unwrap();
+    let _ = h.raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/commands/run")).await;
+
+    // A clean stop writes the traces still queued; time passes.
+    h.service.close().await;
+    h.clock.advance(Duration::from_secs(5));
+    let h = h.restart(true).await;
+    h.client.resume_box(&id).await.unwrap();
+    let traces = h.client.all_traces(&id).await.unwrap();
+    assert_eq!(traces.len(), 6, "{traces:#?}");
+    assert_eq!(traces[4].code.as_deref(), Some("not_running"));
+    assert_eq!(traces[4].status, 409);
+    assert_eq!(traces[5].path, format!("/v1/boxes/{id}/resume"));
+    assert!(traces.windows(2).all(|w| w[0].id < w[1].id), "in order across the restart");
+    // Paged.
+    let page = h.client.traces(&id, None, Some(4)).await.unwrap();
+    assert_eq!(page.data.len(), 4);
+    let rest = h.client.traces(&id, page.next_cursor.as_deref(), Some(4)).await.unwrap();
+    assert_eq!(rest.data, traces[4..]);
+    assert_eq!(rest.next_cursor, None);
+}
+
+#[tokio::test]
+async fn a_box_whose_runtime_is_missing_is_unreachable_and_its_record_stays() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let h = h.restart(false).await;
+    let info = h.client.get_box(&id, None).await.unwrap();
+    assert_eq!(info.state, BoxState::Unreachable);
+    assert!(info.reason.as_deref().unwrap().contains("\"fake\" is not offered"), "{info:?}");
+    let h = h.restart(true).await;
+    assert_eq!(
+        h.client.get_box(&id, None).await.unwrap().state,
+        BoxState::Running,
+        "back with its runtime"
+    );
+}
+
+#[tokio::test]
+async fn a_box_the_store_lost_is_found_by_its_labels() {
+    let h = Harness::new(ALL).await;
+    let id = h
+        .running(Placement {
+            expires_after_secs: Some(600),
+            idle_timeout_secs: Some(300),
+            ..Placement::default()
+        })
+        .await;
+    h.client.boxed(&id).exec(&["true"]).await.ok();
+    let expires = h.client.get_box(&id, None).await.unwrap().expires_at;
+    // A machine another server labelled, on the same runtime.
+    let mut other = h.fake.inspect(&format!("m-{id}")).await.unwrap();
+    other.id = "m-box_other".into();
+    other.box_id = Some("box_other".into());
+    other.labels.insert(holm::runtime::LABEL_SERVER.into(), "another-server".into());
+    other.labels.insert(LABEL_BOX.into(), "box_other".into());
+    h.fake.machines.lock().unwrap().insert(other.id.clone(), other);
+    // The store is lost.
+    std::fs::remove_dir_all(h.dir.path().join("boxes")).unwrap();
+    std::fs::create_dir_all(h.dir.path().join("boxes")).unwrap();
+    let h = h.restart(true).await;
+    let info = h.client.get_box(&id, None).await.expect("found by its labels");
+    assert_eq!(info.state, BoxState::Running);
+    assert_eq!(info.idle_timeout_secs, Some(300));
+    assert!(info.expires_at <= expires, "{} > {expires}", info.expires_at);
+    // It is driven with its own secret, read back from the runtime.
+    let r = h.raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/commands/run")).await;
+    assert!(r.status().is_success());
+    // The machine another server labelled is left alone.
+    assert_eq!(h.client.all_boxes().await.unwrap().len(), 1);
+    assert!(h.fake.inspect("m-box_other").await.is_ok());
+}
