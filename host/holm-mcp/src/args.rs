@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use holm_proto::guest::Action;
+use holm_proto::guest::{Action, Button, ElementState, StorageState, WaitUntil};
 use holm_proto::{ApiError, Issue};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -223,6 +223,253 @@ pub struct ListFilesArgs {
     pub depth: Option<u32>,
 }
 
+/// What a `page` call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PageAction {
+    /// Load url in the tab and wait for it.
+    Navigate,
+    /// Click the first visible element that matches selector.
+    Click,
+    /// Type text as key presses, into selector (focused first) or where the
+    /// focus is.
+    Type,
+    /// Set the value of the field that matches selector at once.
+    Fill,
+    /// Press key, into selector (focused first) or where the focus is.
+    Press,
+    /// Wait until an element that matches selector is in state.
+    Wait,
+    /// Run the JavaScript expression in the page and answer its value.
+    Evaluate,
+    /// Open a new tab at url; it becomes the current tab.
+    OpenTab,
+    /// Close tab.
+    CloseTab,
+    /// Bring tab to the front and make it the current tab.
+    ActivateTab,
+}
+
+impl PageAction {
+    /// The action's name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Navigate => "navigate",
+            Self::Click => "click",
+            Self::Type => "type",
+            Self::Fill => "fill",
+            Self::Press => "press",
+            Self::Wait => "wait",
+            Self::Evaluate => "evaluate",
+            Self::OpenTab => "open_tab",
+            Self::CloseTab => "close_tab",
+            Self::ActivateTab => "activate_tab",
+        }
+    }
+
+    /// The fields the action needs, and the ones it also takes (besides
+    /// `box_id` and `action`).
+    pub fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Self::Navigate => (&["url"], &["tab", "wait_until", "timeout_ms"]),
+            Self::Click => (&["selector"], &["tab", "button", "count", "timeout_ms"]),
+            Self::Type => (&["text"], &["selector", "tab", "timeout_ms"]),
+            Self::Fill => (&["selector", "value"], &["tab", "timeout_ms"]),
+            Self::Press => (&["key"], &["selector", "tab", "timeout_ms"]),
+            Self::Wait => (&["selector"], &["state", "tab", "timeout_ms"]),
+            Self::Evaluate => (&["expression"], &["tab", "await_promise", "timeout_ms"]),
+            Self::OpenTab => (&[], &["url", "wait_until", "timeout_ms"]),
+            Self::CloseTab | Self::ActivateTab => (&["tab"], &[]),
+        }
+    }
+}
+
+/// `page`: one action on the box's browser (screen 0). Which fields an
+/// action takes is checked by [`parse_page`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PageArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// What to do: navigate {url}, click {selector}, type {text}, fill
+    /// {selector,value}, press {key}, wait {selector}, evaluate {expression},
+    /// open_tab {url}, close_tab {tab}, activate_tab {tab}.
+    pub action: PageAction,
+    /// The tab, as list_tabs answers its id (default: the current tab).
+    /// Required by close_tab and activate_tab.
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// navigate, open_tab: the address, such as "http://127.0.0.1:8000/",
+    /// "file:///root/page.html" or a data: URL (open_tab: default about:blank).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// click, fill, wait (and type, press: the element to focus first): a CSS
+    /// selector; the first element that matches is used.
+    #[serde(default)]
+    pub selector: Option<String>,
+    /// type: the text, any Unicode; \n presses Enter and \t Tab.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// fill: the field's new value.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// press: a key such as "Enter", "Escape", "ArrowDown", "a", or a chord
+    /// with Control, Shift, Alt or Meta joined by +, such as "Control+a".
+    #[serde(default)]
+    pub key: Option<String>,
+    /// evaluate: a JavaScript expression, such as "document.title"; a promise
+    /// is awaited unless await_promise is false.
+    #[serde(default)]
+    pub expression: Option<String>,
+    /// evaluate: wait for a promise's value (default true).
+    #[serde(default)]
+    pub await_promise: Option<bool>,
+    /// navigate, open_tab: how far loading must get before the answer: "load"
+    /// (default), "dom_content_loaded" or "commit".
+    #[serde(default)]
+    pub wait_until: Option<WaitUntil>,
+    /// wait: "visible" (default), "attached", "hidden" or "detached".
+    #[serde(default)]
+    pub state: Option<ElementState>,
+    /// click: "left" (default), "middle" or "right".
+    #[serde(default)]
+    pub button: Option<Button>,
+    /// click: 1 to 3 (default 1; 2 is a double click).
+    #[serde(default)]
+    pub count: Option<u8>,
+    /// The longest wait in milliseconds: for the element (click, type, fill,
+    /// press, wait: default 5000, at most 60000) or for loading and running
+    /// (navigate, open_tab, evaluate: default 30000, at most 120000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Parses `page`'s arguments strictly, and checks that each field is one the
+/// action takes and that the action has the fields it needs: one answer
+/// names every wrong field.
+pub fn parse_page(
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<PageArgs, ApiError> {
+    let arguments = arguments.unwrap_or_default();
+    let mut issues = page_field_issues(&arguments);
+    match holm_proto::strict::from_value::<PageArgs>(serde_json::Value::Object(arguments)) {
+        Ok(args) if issues.is_empty() => Ok(args),
+        Ok(_) => Err(ApiError::invalid_fields(issues)),
+        Err(strict) => {
+            for issue in strict {
+                if !issues.iter().any(|i| i.path == issue.path) {
+                    issues.push(issue);
+                }
+            }
+            Err(ApiError::invalid_fields(issues))
+        }
+    }
+}
+
+/// The fields given that `action` does not take, and the ones it needs that
+/// are missing (nothing when the action itself is missing or unknown: the
+/// strict parse names it).
+fn page_field_issues(arguments: &serde_json::Map<String, serde_json::Value>) -> Vec<Issue> {
+    let Some(action) =
+        arguments.get("action").and_then(|a| serde_json::from_value::<PageAction>(a.clone()).ok())
+    else {
+        return Vec::new();
+    };
+    let (needs, takes) = action.fields();
+    let name = action.as_str();
+    let mut issues = Vec::new();
+    let known = holm_proto::strict::schema_of::<PageArgs>();
+    let known = known.get("properties").and_then(|p| p.as_object());
+    for (field, value) in arguments {
+        let is_known = known.is_some_and(|k| k.contains_key(field));
+        let common = field == "box_id" || field == "action";
+        if is_known
+            && !common
+            && !needs.contains(&field.as_str())
+            && !takes.contains(&field.as_str())
+        {
+            // An explicit null is "not given".
+            if value.is_null() {
+                continue;
+            }
+            let all: Vec<&str> = needs.iter().chain(takes).copied().collect();
+            let problem = if all.is_empty() {
+                format!("{name} does not take {field}")
+            } else {
+                format!("{name} does not take {field}; it takes {}", all.join(", "))
+            };
+            issues.push(Issue { path: field.clone(), problem });
+        }
+    }
+    for field in needs {
+        if arguments.get(*field).is_none_or(serde_json::Value::is_null) {
+            issues.push(Issue {
+                path: (*field).to_owned(),
+                problem: format!("{name} needs {field}"),
+            });
+        }
+    }
+    issues
+}
+
+/// `list_tabs`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TabsArgs {
+    /// The box's id.
+    pub box_id: String,
+}
+
+/// `page_text` and `page_html`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PageContentArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The tab, as list_tabs answers its id (default: the current tab).
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// Answer at most this many bytes (default 100000, at most 10000000).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+}
+
+/// `page_screenshot`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PageScreenshotArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The tab, as list_tabs answers its id (default: the current tab).
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// "png" (default) or "jpeg".
+    #[serde(default)]
+    pub format: ShotFormat,
+    /// The whole page, not only what the window shows (default false).
+    #[serde(default)]
+    pub full_page: bool,
+}
+
+/// `save_state`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SaveStateArgs {
+    /// The box's id.
+    pub box_id: String,
+}
+
+/// `load_state`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct LoadStateArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The object save_state answered (of this box or another): cookies and
+    /// origins.
+    pub state: StorageState,
+}
+
 fn yes() -> bool {
     true
 }
@@ -353,6 +600,147 @@ mod tests {
         assert!(
             err.message.contains("teleport") || format!("{:?}", err.details).contains("teleport")
         );
+    }
+
+    #[test]
+    fn each_page_action_parses_with_what_it_needs() {
+        let cases = [
+            json!({"action": "navigate", "url": "http://127.0.0.1:8000/", "wait_until": "commit"}),
+            json!({"action": "click", "selector": "#go", "button": "right", "count": 2}),
+            json!({"action": "type", "text": "hi\n"}),
+            json!({"action": "type", "text": "hi", "selector": "#name", "timeout_ms": 100}),
+            json!({"action": "fill", "selector": "#name", "value": ""}),
+            json!({"action": "press", "key": "Control+a", "selector": "#name"}),
+            json!({"action": "wait", "selector": ".late", "state": "detached"}),
+            json!({"action": "evaluate", "expression": "1 + 1", "await_promise": false}),
+            json!({"action": "open_tab"}),
+            json!({"action": "open_tab", "url": "about:blank"}),
+            json!({"action": "close_tab", "tab": "ABC"}),
+            json!({"action": "activate_tab", "tab": "ABC"}),
+        ];
+        for mut case in cases {
+            case["box_id"] = json!("box_abc");
+            let a = parse_page(obj(case.clone())).unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(json!(a.action.as_str()), case["action"]);
+        }
+        let a = parse_page(obj(json!({
+            "box_id": "box_abc", "action": "wait", "selector": "x", "state": "hidden", "tab": null
+        })))
+        .unwrap();
+        assert_eq!(a.state, Some(ElementState::Hidden));
+        assert_eq!(a.tab, None, "null is not given");
+    }
+
+    #[test]
+    fn a_page_action_is_refused_fields_it_does_not_take_or_lacks_each_named() {
+        let err = parse_page(obj(json!({
+            "box_id": "box_abc", "action": "navigate", "selector": "#go", "text": "x", "urll": "y"
+        })))
+        .unwrap_err();
+        let p = paths(&err);
+        for want in ["selector", "text", "urll", "url"] {
+            assert!(p.contains(&want.to_owned()), "{want} in {p:?}");
+        }
+        let issues = err.details.as_ref().unwrap()["issues"].to_string();
+        assert!(issues.contains("navigate does not take selector; it takes url"), "{issues}");
+        assert!(issues.contains("navigate needs url"), "{issues}");
+
+        for (args, want) in [
+            (json!({"action": "click"}), vec!["selector"]),
+            (json!({"action": "fill", "selector": "#a"}), vec!["value"]),
+            (json!({"action": "fill"}), vec!["selector", "value"]),
+            (json!({"action": "press", "text": "a"}), vec!["key", "text"]),
+            (json!({"action": "evaluate", "selector": "#a", "expression": "1"}), vec!["selector"]),
+            (json!({"action": "close_tab"}), vec!["tab"]),
+            (json!({"action": "activate_tab", "tab": "A", "url": "x"}), vec!["url"]),
+            (json!({"action": "open_tab", "tab": "A"}), vec!["tab"]),
+            (json!({"action": "click", "selector": "#a", "count": "two"}), vec!["count"]),
+            (json!({"action": "wait", "selector": "#a", "state": "gone"}), vec!["state"]),
+            (json!({"action": "scroll", "selector": "#a"}), vec!["action"]),
+            (json!({"selector": "#a"}), vec!["action"]),
+        ] {
+            let mut args = args;
+            args["box_id"] = json!("box_abc");
+            let err = parse_page(obj(args.clone())).unwrap_err();
+            let mut p = paths(&err);
+            p.sort();
+            assert_eq!(p, want, "{args}");
+            assert_eq!(err.code, holm_proto::ErrorCode::InvalidRequest);
+        }
+    }
+
+    #[test]
+    fn every_page_field_is_taken_by_some_action() {
+        let schema = holm_proto::strict::schema_of::<PageArgs>();
+        let fields: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        let actions = [
+            PageAction::Navigate,
+            PageAction::Click,
+            PageAction::Type,
+            PageAction::Fill,
+            PageAction::Press,
+            PageAction::Wait,
+            PageAction::Evaluate,
+            PageAction::OpenTab,
+            PageAction::CloseTab,
+            PageAction::ActivateTab,
+        ];
+        for f in fields {
+            let taken = f == "box_id"
+                || f == "action"
+                || actions.iter().any(|a| {
+                    let (needs, takes) = a.fields();
+                    needs.contains(&f.as_str()) || takes.contains(&f.as_str())
+                });
+            assert!(taken, "{f} is taken by some action");
+        }
+        // And every field an action names is a field.
+        for a in actions {
+            let (needs, takes) = a.fields();
+            for f in needs.iter().chain(takes) {
+                assert!(schema["properties"].get(*f).is_some(), "{}: {f}", a.as_str());
+            }
+            let wire: PageAction = serde_json::from_value(json!(a.as_str())).unwrap();
+            assert_eq!(wire, a);
+        }
+    }
+
+    #[test]
+    fn page_reads_and_state_parse_strictly() {
+        let s: PageScreenshotArgs = parse(obj(json!({"box_id": "box_a"}))).unwrap();
+        assert_eq!((s.format, s.full_page, s.tab), (ShotFormat::Png, false, None));
+        let err = parse::<PageScreenshotArgs>(obj(json!({"box_id": "box_a", "fullPage": true})))
+            .unwrap_err();
+        assert_eq!(paths(&err), ["fullPage"]);
+        let c: PageContentArgs = parse(obj(json!({"box_id": "box_a", "tab": "T"}))).unwrap();
+        assert_eq!((c.tab.as_deref(), c.max_bytes), (Some("T"), None));
+        let err = parse::<TabsArgs>(obj(json!({"box_id": "box_a", "all": true}))).unwrap_err();
+        assert_eq!(paths(&err), ["all"]);
+        let err =
+            parse::<SaveStateArgs>(obj(json!({"box_id": "box_a", "path": "/x"}))).unwrap_err();
+        assert_eq!(paths(&err), ["path"]);
+
+        let state = json!({
+            "cookies": [{"name": "s", "value": "v", "domain": "127.0.0.1", "path": "/",
+                         "expires": -1, "http_only": false, "secure": false, "same_site": "Lax"}],
+            "origins": [{"origin": "http://127.0.0.1:8000",
+                         "local_storage": [{"name": "user", "value": "alice"}]}]
+        });
+        let l: LoadStateArgs =
+            parse(obj(json!({"box_id": "box_a", "state": state.clone()}))).unwrap();
+        assert_eq!(l.state.cookies[0].name, "s");
+        assert!(l.state.origins[0].session_storage.is_empty());
+        // Playwright's camelCase is refused, every wrong field named, inside the state.
+        let mut playwright = state;
+        playwright["cookies"][0]["httpOnly"] = json!(false);
+        playwright["origins"][0]["localStorage"] = json!([]);
+        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a", "state": playwright})))
+            .unwrap_err();
+        let p = paths(&err);
+        assert!(p.contains(&"state.cookies[0].httpOnly".to_owned()), "{p:?}");
+        assert!(p.contains(&"state.origins[0].localStorage".to_owned()), "{p:?}");
+        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a"}))).unwrap_err();
+        assert_eq!(paths(&err), ["state"]);
     }
 
     #[test]

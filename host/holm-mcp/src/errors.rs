@@ -48,6 +48,12 @@ fn in_tool_terms(mut e: ApiError) -> ApiError {
             Some("list_boxes lists the boxes")
         } else if hint.contains("GET the box") {
             Some("the box may be stopping; list_boxes shows its state")
+        } else if hint.contains("/v1/browser/tabs lists") {
+            Some("list_tabs lists the tabs")
+        } else if hint.contains("restarting; GET /health") {
+            Some("it may be starting or restarting; try again in a few seconds")
+        } else if hint.contains("with the browser on") {
+            Some("this box runs no browser; launch_box starts boxes with one")
         } else {
             None
         };
@@ -165,5 +171,23 @@ mod tests {
         let e =
             ApiError::new(ErrorCode::UnknownRuntime, "no runtime").with_hint("use one of: docker");
         assert_eq!(from_client(ClientError::Api(e)).hint.as_deref(), Some("use one of: docker"));
+    }
+
+    #[test]
+    fn browser_hints_become_tool_hints() {
+        // The guest's own hints, as it writes them.
+        for (hint, tools) in [
+            ("GET /v1/browser/tabs lists the tabs", "list_tabs lists the tabs"),
+            (
+                "it may be starting or restarting; GET /health shows it",
+                "it may be starting or restarting; try again in a few seconds",
+            ),
+            ("create the box with the browser on", "this box runs no browser; launch_box"),
+        ] {
+            let e = ApiError::new(ErrorCode::NotFound, "x").with_hint(hint);
+            let got = from_client(ClientError::Api(e)).hint.unwrap();
+            assert!(got.starts_with(tools), "{hint} became {got}");
+            assert!(!got.contains("/v1/") && !got.contains("GET "), "{got}");
+        }
     }
 }

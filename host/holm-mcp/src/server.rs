@@ -9,7 +9,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use futures_util::StreamExt;
 use holm_client::{BoxClient, Client, Screenshot};
 use holm_proto::guest::{
-    CommandRequest, CoordinateSpace, ImageFormat, InputRequest, Screen, ScreenshotOptions, Settle,
+    ClickRequest, CommandRequest, CoordinateSpace, EvaluateRequest, EvaluateResult, FillRequest,
+    ImageFormat, InputRequest, NavigateRequest, OpenTab, PageImageFormat, PageResult,
+    PageScreenshotOptions, PressRequest, Screen, ScreenshotOptions, Settle, TypeRequest,
+    WaitRequest,
 };
 use holm_proto::host::{BoxState, CreateBox};
 use holm_proto::{ApiError, ErrorCode, Issue};
@@ -24,7 +27,8 @@ use serde_json::{Value, json};
 
 use crate::args::{
     self, BoxArgs, Coordinates, CursorArgs, DesktopArgs, Encoding, ExecArgs, LaunchBoxArgs,
-    ListFilesArgs, ReadFileArgs, ScreenshotArgs, ShotFormat, WriteFileArgs,
+    ListFilesArgs, LoadStateArgs, PageAction, PageArgs, PageContentArgs, PageScreenshotArgs,
+    ReadFileArgs, SaveStateArgs, ScreenshotArgs, ShotFormat, TabsArgs, WriteFileArgs,
 };
 use crate::errors::{from_client, new_request_id, tool_error};
 use crate::scale::{scale_for, to_image};
@@ -44,13 +48,20 @@ const MAX_EXEC_TIMEOUT_SECS: u64 = 3600;
 const READ_DEFAULT_BYTES: u64 = 100_000;
 const READ_MAX_BYTES: u64 = 10_000_000;
 const LIST_MAX_ENTRIES: usize = 1000;
+/// `page_text` and `page_html` answer this many bytes unless asked for more
+/// (at most `READ_MAX_BYTES`); `evaluate` answers a value whose JSON is at
+/// most this long whole.
+const PAGE_DEFAULT_BYTES: u64 = 100_000;
 
 /// What the server tells a host about itself, for the model.
 const INSTRUCTIONS: &str = "holm gives you Linux desktops (boxes). Start one with launch_box \
 (list_runtimes shows where boxes can run), look at it with screenshot, use it with desktop \
 (mouse and keyboard, in screenshot pixels; it answers the screenshot after the actions), run \
-commands with exec, and move files with read_file, write_file and list_files. Remove a box with \
-remove_box when you are done; every box also ends at its expires_at.";
+commands with exec, and move files with read_file, write_file and list_files. Its browser has page \
+tools: page acts by CSS selector (navigate, click, type, fill, press, wait, evaluate, tabs), \
+page_text, page_html and page_screenshot read a page, and save_state and load_state carry a \
+login between boxes. Remove a box with remove_box when you are done; every box also ends at its \
+expires_at.";
 
 /// The MCP server: every box capability as a tool, over holmd's REST API.
 #[derive(Clone)]
@@ -133,7 +144,49 @@ impl HolmMcp {
             Name::ReadFile => self.read_file(args::parse(arguments)?).await,
             Name::WriteFile => self.write_file(args::parse(arguments)?).await,
             Name::ListFiles => self.list_files(args::parse(arguments)?).await,
-            // PAGE TOOLS AND STATE (issue 5): their arms go here; see `tools::Name`.
+            Name::ListTabs => {
+                let a: TabsArgs = args::parse(arguments)?;
+                args::check_box_id(&a.box_id)?;
+                let tabs = self.client.boxed(&a.box_id).tabs().await.map_err(from_client)?;
+                let summary = match tabs.iter().find(|t| t.current) {
+                    Some(c) => {
+                        format!("{} tab(s); the current one is {} at {}", tabs.len(), c.id, c.url)
+                    }
+                    None => format!("{} tab(s); none is current", tabs.len()),
+                };
+                Ok(json_result(Some(summary), json!({ "tabs": tabs })))
+            }
+            Name::Page => self.page(args::parse_page(arguments)?).await,
+            Name::PageText => self.page_content(args::parse(arguments)?, false).await,
+            Name::PageHtml => self.page_content(args::parse(arguments)?, true).await,
+            Name::PageScreenshot => self.page_screenshot(args::parse(arguments)?).await,
+            Name::SaveState => {
+                let a: SaveStateArgs = args::parse(arguments)?;
+                args::check_box_id(&a.box_id)?;
+                // Cookies and storage are the user's data, not holm's secrets.
+                let state = self.client.boxed(&a.box_id).save_state().await.map_err(from_client)?;
+                let summary = format!(
+                    "{} cookie(s) and the storage of {} origin(s); pass this object as \
+                     load_state's state to put them into a box",
+                    state.cookies.len(),
+                    state.origins.len()
+                );
+                Ok(json_result(Some(summary), to_value(&state)))
+            }
+            Name::LoadState => {
+                let a: LoadStateArgs = args::parse(arguments)?;
+                args::check_box_id(&a.box_id)?;
+                let done =
+                    self.client.boxed(&a.box_id).load_state(&a.state).await.map_err(from_client)?;
+                let summary = format!(
+                    "set {} cookie(s) and the storage of {} origin(s); {} tab(s) left open to \
+                     hold session storage",
+                    done.cookies,
+                    done.origins,
+                    done.tabs_opened.len()
+                );
+                Ok(json_result(Some(summary), to_value(&done)))
+            }
         }
     }
 
@@ -387,6 +440,204 @@ impl HolmMcp {
         };
         Ok(json_result(Some(summary), json!({ "entries": entries })))
     }
+
+    async fn page(&self, a: PageArgs) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let b = self.client.boxed(&a.box_id);
+        let PageArgs {
+            action,
+            tab,
+            url,
+            selector,
+            text,
+            value,
+            key,
+            expression,
+            await_promise,
+            wait_until,
+            state,
+            button,
+            count,
+            timeout_ms,
+            ..
+        } = a;
+        // `parse_page` checked that the action has what it needs; this only
+        // keeps a missing field an answer rather than a panic.
+        let need = |v: Option<String>, field: &str| {
+            v.ok_or_else(|| invalid(field, format!("{} needs {field}", action.as_str())))
+        };
+        let (did, result) = match action {
+            PageAction::Navigate => {
+                let url = need(url, "url")?;
+                let request = NavigateRequest { url, tab, wait_until, timeout_ms };
+                ("loaded the page".to_owned(), b.navigate_with(&request).await)
+            }
+            PageAction::Click => {
+                let selector = need(selector, "selector")?;
+                let did = format!("clicked {selector}");
+                let request = ClickRequest { selector, tab, button, count, timeout_ms };
+                (did, b.page_click_with(&request).await)
+            }
+            PageAction::Type => {
+                let text = need(text, "text")?;
+                let did = format!("typed {} character(s)", text.chars().count());
+                let request = TypeRequest { text, selector, tab, timeout_ms };
+                (did, b.page_type_with(&request).await)
+            }
+            PageAction::Fill => {
+                let selector = need(selector, "selector")?;
+                let value = need(value, "value")?;
+                let did = format!("filled {selector}");
+                let request = FillRequest { selector, value, tab, timeout_ms };
+                (did, b.page_fill_with(&request).await)
+            }
+            PageAction::Press => {
+                let key = need(key, "key")?;
+                let did = format!("pressed {key}");
+                let request = PressRequest { key, selector, tab, timeout_ms };
+                (did, b.page_press_with(&request).await)
+            }
+            PageAction::Wait => {
+                let selector = need(selector, "selector")?;
+                let did = format!("{selector} is {}", state_word(state.unwrap_or_default()));
+                let request = WaitRequest { selector, state, tab, timeout_ms };
+                (did, b.page_wait_with(&request).await)
+            }
+            PageAction::Evaluate => {
+                let expression = need(expression, "expression")?;
+                let request = EvaluateRequest { expression, tab, await_promise, timeout_ms };
+                let r = b.evaluate_with(&request).await.map_err(from_client)?;
+                return Ok(evaluate_result(r));
+            }
+            PageAction::OpenTab => {
+                let t = b
+                    .open_tab(&OpenTab { url, wait_until, timeout_ms })
+                    .await
+                    .map_err(from_client)?;
+                let summary = format!(
+                    "opened tab {} at {} ({:?}); it is the current tab",
+                    t.id, t.url, t.title
+                );
+                return Ok(json_result(Some(summary), to_value(&t)));
+            }
+            PageAction::CloseTab => {
+                let tab = need(tab, "tab")?;
+                b.close_tab(&tab).await.map_err(from_client)?;
+                return Ok(json_result(
+                    Some(format!("closed tab {tab}; list_tabs shows the current one")),
+                    json!({ "closed": tab }),
+                ));
+            }
+            PageAction::ActivateTab => {
+                let tab = need(tab, "tab")?;
+                b.activate_tab(&tab).await.map_err(from_client)?;
+                return Ok(json_result(
+                    Some(format!("tab {tab} is in front and current")),
+                    json!({ "current": tab }),
+                ));
+            }
+        };
+        let r: PageResult = result.map_err(from_client)?;
+        let summary = format!("{did}; tab {} is at {} ({:?})", r.tab, r.url, r.title);
+        Ok(json_result(Some(summary), to_value(&r)))
+    }
+
+    async fn page_content(
+        &self,
+        a: PageContentArgs,
+        html: bool,
+    ) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let max = a.max_bytes.unwrap_or(PAGE_DEFAULT_BYTES);
+        if !(1..=READ_MAX_BYTES).contains(&max) {
+            return Err(invalid("max_bytes", format!("must be 1 to {READ_MAX_BYTES}, not {max}")));
+        }
+        let b = self.client.boxed(&a.box_id);
+        let page = if html {
+            b.page_html(a.tab.as_deref()).await
+        } else {
+            b.page_text(a.tab.as_deref()).await
+        }
+        .map_err(from_client)?;
+        let mut content = page.content;
+        let whole = content.len();
+        let truncated = whole > max as usize;
+        content.truncate(char_boundary(&content, max as usize));
+        let about = json!({
+            "tab": page.tab,
+            "url": page.url,
+            "title": page.title,
+            "bytes": content.len(),
+            "total_bytes": whole,
+            "truncated": truncated,
+        });
+        Ok(CallToolResult::success(vec![
+            ContentBlock::text(content),
+            ContentBlock::text(about.to_string()),
+        ]))
+    }
+
+    async fn page_screenshot(&self, a: PageScreenshotArgs) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let options = PageScreenshotOptions {
+            tab: a.tab,
+            format: Some(match a.format {
+                ShotFormat::Png => PageImageFormat::Png,
+                ShotFormat::Jpeg => PageImageFormat::Jpeg,
+            }),
+            quality: None,
+            full_page: a.full_page.then_some(true),
+        };
+        let shot =
+            self.client.boxed(&a.box_id).page_screenshot(&options).await.map_err(from_client)?;
+        let mime = match shot.format {
+            PageImageFormat::Png => "image/png",
+            PageImageFormat::Jpeg => "image/jpeg",
+        };
+        let what = if a.full_page { "the whole page" } else { "the viewport" };
+        let line = format!(
+            "Page screenshot of {what}: image {}x{} pixels. Its pixels are the page's, not the \
+             screen's: page takes CSS selectors, and desktop takes what screenshot shows.",
+            shot.width, shot.height
+        );
+        Ok(CallToolResult::success(vec![
+            ContentBlock::image(BASE64.encode(&shot.bytes), mime),
+            ContentBlock::text(line),
+        ]))
+    }
+}
+
+/// An evaluated value: whole, or (when its JSON is longer than a model
+/// should read) the first `PAGE_DEFAULT_BYTES` of its JSON, said so.
+fn evaluate_result(r: EvaluateResult) -> CallToolResult {
+    let json_text = r.value.to_string();
+    let limit = PAGE_DEFAULT_BYTES as usize;
+    if json_text.len() <= limit {
+        return json_result(None, to_value(&r));
+    }
+    let prefix = &json_text[..char_boundary(&json_text, limit)];
+    let summary = format!(
+        "the value's JSON is {} bytes; value_json holds its first {}; evaluate a smaller part \
+         of it for the rest",
+        json_text.len(),
+        prefix.len()
+    );
+    json_result(
+        Some(summary),
+        json!({ "type": r.kind, "truncated": true, "bytes": json_text.len(), "value_json": prefix }),
+    )
+}
+
+/// The largest index at most `max` that is a character boundary of `s`.
+fn char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    (0..=max).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)
+}
+
+fn state_word(state: holm_proto::guest::ElementState) -> String {
+    serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 impl ServerHandler for HolmMcp {
@@ -664,6 +915,27 @@ mod tests {
             ("launch_box", json!({"wait_secs": 901}), &["wait_secs"]),
             ("launch_box", json!({"ttl_minutes": u64::MAX}), &["ttl_minutes"]),
             ("launch_box", json!({"runtime": "docker", "colour": "red"}), &["colour"]),
+            ("list_tabs", json!({"box_id": "box_a", "tab": "x"}), &["tab"]),
+            ("list_tabs", json!({"box_id": "BOX"}), &["box_id"]),
+            ("page", json!({"box_id": "box_a", "action": "click"}), &["selector"]),
+            (
+                "page",
+                json!({"box_id": "box_a", "action": "navigate", "url": "x", "key": "Enter"}),
+                &["key"],
+            ),
+            ("page", json!({"box_id": "box_a", "action": "close_tab"}), &["tab"]),
+            ("page", json!({"box_id": "box_a", "action": "hover", "selector": "a"}), &["action"]),
+            ("page", json!({"box_id": "box_/x", "action": "open_tab"}), &["box_id"]),
+            ("page_text", json!({"box_id": "box_a", "max_bytes": 0}), &["max_bytes"]),
+            ("page_html", json!({"box_id": "box_a", "max_bytes": 10_000_001}), &["max_bytes"]),
+            ("page_screenshot", json!({"box_id": "box_a", "format": "gif"}), &["format"]),
+            ("save_state", json!({"box_id": "box_a", "file": "/x"}), &["file"]),
+            ("load_state", json!({"box_id": "box_a"}), &["state"]),
+            (
+                "load_state",
+                json!({"box_id": "box_a", "state": {"cookies": [{"name": "a"}], "extra": 1}}),
+                &["state.extra"],
+            ),
         ];
         for (tool, arguments, want) in cases {
             let r = s.call(tool, obj(arguments.clone())).await.unwrap();
@@ -695,6 +967,37 @@ mod tests {
         );
         assert!(t.contains("hint: "), "{t}");
         assert!(!t.contains("test-token"), "{t}");
+    }
+
+    #[test]
+    fn a_long_evaluated_value_is_cut_and_said_so() {
+        let short =
+            EvaluateResult { value: json!({"n": 2}), kind: "object".into(), unserializable: None };
+        let r = evaluate_result(short);
+        assert_eq!(r.structured_content, Some(json!({"value": {"n": 2}, "type": "object"})));
+        // 'é' is two bytes: the cut never splits it.
+        let long = "é".repeat(60_000);
+        let r = evaluate_result(EvaluateResult {
+            value: json!(long),
+            kind: "string".into(),
+            unserializable: None,
+        });
+        let s = r.structured_content.clone().unwrap();
+        assert_eq!(s["truncated"], true);
+        assert_eq!(s["bytes"], 120_002);
+        let prefix = s["value_json"].as_str().unwrap();
+        assert!(prefix.len() <= 100_000 && prefix.len() > 99_990, "{}", prefix.len());
+        assert!(prefix.starts_with("\"éé"));
+        assert!(text(&r).contains("value_json holds its first"), "{}", text(&r));
+    }
+
+    #[test]
+    fn char_boundary_keeps_whole_characters() {
+        assert_eq!(char_boundary("abc", 10), 3);
+        assert_eq!(char_boundary("abc", 2), 2);
+        assert_eq!(char_boundary("aé", 2), 1);
+        assert_eq!(char_boundary("aé", 3), 3);
+        assert_eq!(char_boundary("€", 2), 0);
     }
 
     #[test]

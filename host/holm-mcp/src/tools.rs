@@ -16,8 +16,9 @@ use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 
 use crate::args::{
-    BoxArgs, CursorArgs, DesktopArgs, ExecArgs, LaunchBoxArgs, ListFilesArgs, NoArgs, ReadFileArgs,
-    ScreenshotArgs, WriteFileArgs,
+    BoxArgs, CursorArgs, DesktopArgs, ExecArgs, LaunchBoxArgs, ListFilesArgs, LoadStateArgs,
+    NoArgs, PageArgs, PageContentArgs, PageScreenshotArgs, ReadFileArgs, SaveStateArgs,
+    ScreenshotArgs, TabsArgs, WriteFileArgs,
 };
 
 /// The tools by name, in the order they are listed.
@@ -45,15 +46,20 @@ pub enum Name {
     WriteFile,
     /// `list_files`
     ListFiles,
-    // PAGE TOOLS AND STATE (issue 5, the Chromium bridge): add the page tools
-    // (tabs, navigate, click/type/fill by selector, wait, evaluate, page
-    // screenshot, text/HTML) and `save_state`/`load_state` here, in `ALL`,
-    // in `Name::as_str`, in `tool()` (read-only ones: tabs, text, HTML,
-    // page screenshot, save_state; destructive: the rest, load_state
-    // included) and in `server::HolmMcp::dispatch`, each over the
-    // holm-client method the bridge adds. `save_state` answers cookies and
-    // storage, which are the user's, not holm's secrets; the bridge secret
-    // must never be in a result (the e2e secret test scans every result).
+    /// `list_tabs`
+    ListTabs,
+    /// `page`
+    Page,
+    /// `page_text`
+    PageText,
+    /// `page_html`
+    PageHtml,
+    /// `page_screenshot`
+    PageScreenshot,
+    /// `save_state`
+    SaveState,
+    /// `load_state`
+    LoadState,
 }
 
 /// Every tool, in the order `tools/list` answers them.
@@ -69,6 +75,13 @@ pub const ALL: &[Name] = &[
     Name::ReadFile,
     Name::WriteFile,
     Name::ListFiles,
+    Name::ListTabs,
+    Name::Page,
+    Name::PageText,
+    Name::PageHtml,
+    Name::PageScreenshot,
+    Name::SaveState,
+    Name::LoadState,
 ];
 
 impl Name {
@@ -86,6 +99,13 @@ impl Name {
             Self::ReadFile => "read_file",
             Self::WriteFile => "write_file",
             Self::ListFiles => "list_files",
+            Self::ListTabs => "list_tabs",
+            Self::Page => "page",
+            Self::PageText => "page_text",
+            Self::PageHtml => "page_html",
+            Self::PageScreenshot => "page_screenshot",
+            Self::SaveState => "save_state",
+            Self::LoadState => "load_state",
         }
     }
 
@@ -254,6 +274,72 @@ pub fn tool(name: Name) -> Tool {
             schema::<ListFilesArgs>(),
             annotations("List files", Effect::ReadOnly, false),
         ),
+        Name::ListTabs => (
+            "List the tabs of the browser (Chromium on screen 0) of a box: each tab's id (what \
+             page tools take as tab), url, title, and whether it is current (page tools act on \
+             the current tab when no tab is given)."
+                .into(),
+            schema::<TabsArgs>(),
+            annotations("List browser tabs", Effect::ReadOnly, false),
+        ),
+        Name::Page => (
+            "Act on a web page in the browser (Chromium on screen 0) of a box, one action a \
+             call, through DevTools: elements are found by CSS selector, not by pixels. \
+             Actions (field action): navigate {url}; click {selector,button,count}; type \
+             {text,selector} (key presses); fill {selector,value} (sets a field's value \
+             at once); press {key,selector}; wait {selector,state}; evaluate \
+             {expression} (answers its value as JSON); open_tab {url}; close_tab {tab}; \
+             activate_tab {tab}. Actions act on the current tab unless tab is given. Element \
+             actions wait up to timeout_ms for the element; one that never shows is \
+             not_found (wait: timeout), and an exception in the page is page_error. \
+             Answers the tab's id, url and title after the action (evaluate: the value). \
+             page_text, page_html \
+             and page_screenshot read a page without acting; list_tabs lists the tabs."
+                .into(),
+            schema::<PageArgs>(),
+            annotations("Use a web page", Effect::Destructive { idempotent: false }, true),
+        ),
+        Name::PageText => (
+            "The text a person sees on a page of a box's browser (innerText of the body), \
+             with the tab's id, url and title; at most max_bytes (default 100000)."
+                .into(),
+            schema::<PageContentArgs>(),
+            annotations("Read page text", Effect::ReadOnly, false),
+        ),
+        Name::PageHtml => (
+            "The HTML of a page of a box's browser (the document as it is now), with the \
+             tab's id, url and title; at most max_bytes (default 100000)."
+                .into(),
+            schema::<PageContentArgs>(),
+            annotations("Read page HTML", Effect::ReadOnly, false),
+        ),
+        Name::PageScreenshot => (
+            "Take a screenshot of a page of a box's browser, brought to the front: the \
+             window's viewport, or the whole page with full_page. Answers the image and a \
+             line with its size. Its pixels are the page's, not the screen's: desktop takes \
+             what screenshot shows, and page takes CSS selectors."
+                .into(),
+            schema::<PageScreenshotArgs>(),
+            annotations("Page screenshot", Effect::ReadOnly, false),
+        ),
+        Name::SaveState => (
+            "Read the browser state of a box: every cookie of its browser, and the local and \
+             session storage of each http(s) origin open in a tab. Pass the answer as \
+             load_state's state to carry a login to another box (or back to this one later)."
+                .into(),
+            schema::<SaveStateArgs>(),
+            annotations("Save browser state", Effect::ReadOnly, false),
+        ),
+        Name::LoadState => (
+            "Put cookies and storage that save_state answered into a box's browser: sets the \
+             cookies, and each origin's local and session storage without loading anything \
+             from the site (a tab is left open on each origin that has session storage). \
+             Answers how many cookies and origins were set and the tabs opened. Open the \
+             site with page afterwards."
+                .into(),
+            schema::<LoadStateArgs>(),
+            annotations("Load browser state", Effect::Destructive { idempotent: false }, false),
+        ),
     };
     let mut tool = Tool::new(name.as_str(), description, schema);
     tool.title = annotations.title.clone();
@@ -389,7 +475,14 @@ mod tests {
                 "exec",
                 "read_file",
                 "write_file",
-                "list_files"
+                "list_files",
+                "list_tabs",
+                "page",
+                "page_text",
+                "page_html",
+                "page_screenshot",
+                "save_state",
+                "load_state"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();
@@ -493,13 +586,24 @@ mod tests {
     #[test]
     fn annotations_are_truthful() {
         let get = |n: &str| find(n).unwrap().annotations.unwrap();
-        for n in ["list_runtimes", "list_boxes", "screenshot", "cursor", "read_file", "list_files"]
-        {
+        for n in [
+            "list_runtimes",
+            "list_boxes",
+            "screenshot",
+            "cursor",
+            "read_file",
+            "list_files",
+            "list_tabs",
+            "page_text",
+            "page_html",
+            "page_screenshot",
+            "save_state",
+        ] {
             let a = get(n);
             assert_eq!(a.read_only_hint, Some(true), "{n} is read-only");
             assert_eq!(a.destructive_hint, Some(false), "{n}");
         }
-        for n in ["remove_box", "desktop", "exec", "write_file"] {
+        for n in ["remove_box", "desktop", "exec", "write_file", "page", "load_state"] {
             let a = get(n);
             assert_eq!(a.read_only_hint, Some(false), "{n}");
             assert_eq!(a.destructive_hint, Some(true), "{n} is destructive");
@@ -513,11 +617,43 @@ mod tests {
         assert_eq!(get("write_file").idempotent_hint, Some(true));
         assert_eq!(get("desktop").idempotent_hint, Some(false));
         assert_eq!(get("exec").idempotent_hint, Some(false));
+        // A page action can submit a form or run any script; loading a state
+        // again opens more tabs.
+        assert_eq!(get("page").idempotent_hint, Some(false));
+        assert_eq!(get("load_state").idempotent_hint, Some(false));
+        assert_eq!(get("page").open_world_hint, Some(true), "navigate reaches the web");
+        assert_eq!(get("load_state").open_world_hint, Some(false), "it fetches nothing");
         for t in all() {
             let a = t.annotations.as_ref().unwrap();
             assert!(a.title.is_some() && a.open_world_hint.is_some(), "{}", t.name);
             assert_eq!(t.title, a.title);
         }
+    }
+
+    #[test]
+    fn the_page_schema_and_description_list_every_action() {
+        let t = find("page").unwrap();
+        let s = serde_json::to_string(&t.input_schema).unwrap();
+        let d = t.description.as_deref().unwrap();
+        for action in [
+            "navigate",
+            "click",
+            "type",
+            "fill",
+            "press",
+            "wait",
+            "evaluate",
+            "open_tab",
+            "close_tab",
+            "activate_tab",
+        ] {
+            assert!(s.contains(&format!("\"{action}\"")), "page's schema has {action}");
+            assert!(d.contains(&format!("{action} {{")), "page says {action}");
+        }
+        let schema = Value::Object((*t.input_schema).clone());
+        let required: Vec<&str> =
+            schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert_eq!(required, ["box_id", "action"]);
     }
 
     #[test]
@@ -531,5 +667,8 @@ mod tests {
             let d = find(n).unwrap().description.unwrap();
             assert!(d.contains("screenshot pixels") || d.contains("image pixels"), "{n}: {d}");
         }
+        // A page screenshot's pixels are not what desktop takes, and it says so.
+        let d = find("page_screenshot").unwrap().description.unwrap();
+        assert!(d.contains("not the screen's"), "{d}");
     }
 }

@@ -15,35 +15,8 @@ use holm_proto::guest::{
     WaitRequest,
 };
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
-use holm_testkit::{TestServer, e2e_enabled, eventually, node_clients};
+use holm_testkit::{SERVE_PL, TestServer, e2e_enabled, eventually, node_clients};
 use serde_json::Value;
-
-/// A static file server on 127.0.0.1:PORT in the box, one process per
-/// connection (Chromium opens speculative connections that send nothing).
-const SERVE_PL: &str = r#"
-use strict; use IO::Socket::INET;
-$SIG{CHLD} = 'IGNORE';
-my ($port, $root) = @ARGV;
-my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 32, ReuseAddr => 1) or die "listen: $!";
-while (1) {
-  my $c = $s->accept or next;
-  if (fork() == 0) {
-    my $line = <$c> // exit 0;
-    while (my $h = <$c>) { last if $h =~ /^\r?\n$/ }
-    my ($path) = $line =~ m{^[A-Z]+ (/[^ ?#]*)};
-    $path = '/index.html' if !defined $path || $path eq '/';
-    my $file = "$root$path";
-    if ($path !~ /\.\./ && open(my $fh, '<', $file)) {
-      local $/; my $body = <$fh>;
-      print $c "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " . length($body) . "\r\nConnection: close\r\n\r\n$body";
-    } else {
-      print $c "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    }
-    close $c; exit 0;
-  }
-  close $c;
-}
-"#;
 
 const PAGE: &str = r#"<!doctype html>
 <html><head><title>Holm e2e page</title></head><body>

@@ -15,6 +15,8 @@
 //!   official MCP TypeScript SDKs and `playwright-core`, which only connects
 //!   and downloads no browser), installed once with `npm ci` into
 //!   `tests/holm-e2e/node`.
+//! - [`SERVE_PL`]: a static web server for pages inside a box, so browser
+//!   tests need no outside web.
 //! - [`mcp`]: a real MCP client and the scenario every MCP transport runs.
 
 pub mod services;
@@ -230,6 +232,35 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A static file server for pages inside a box, in Perl (which every Debian
+/// image has), so browser tests reach no outside web: `perl serve.pl PORT
+/// ROOT` serves ROOT on 127.0.0.1:PORT, one process per connection (Chromium
+/// opens speculative connections that send nothing).
+pub const SERVE_PL: &str = r#"
+use strict; use IO::Socket::INET;
+$SIG{CHLD} = 'IGNORE';
+my ($port, $root) = @ARGV;
+my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $port, Listen => 32, ReuseAddr => 1) or die "listen: $!";
+while (1) {
+  my $c = $s->accept or next;
+  if (fork() == 0) {
+    my $line = <$c> // exit 0;
+    while (my $h = <$c>) { last if $h =~ /^\r?\n$/ }
+    my ($path) = $line =~ m{^[A-Z]+ (/[^ ?#]*)};
+    $path = '/index.html' if !defined $path || $path eq '/';
+    my $file = "$root$path";
+    if ($path !~ /\.\./ && open(my $fh, '<', $file)) {
+      local $/; my $body = <$fh>;
+      print $c "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " . length($body) . "\r\nConnection: close\r\n\r\n$body";
+    } else {
+      print $c "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    }
+    close $c; exit 0;
+  }
+  close $c;
+}
+"#;
 
 /// Whether a container for `box_id` exists on the local engine.
 pub async fn container_exists(box_id: &str) -> bool {

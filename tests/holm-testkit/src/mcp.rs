@@ -6,8 +6,9 @@
 //! to holm's MCP server, over Streamable HTTP or over stdio, and answers one
 //! JSON line per request. [`node_dir`] installs the SDKs with `npm ci` once.
 //! [`drive_a_box`] is the scenario: launch a box, see it, click and type,
-//! run a command, move files, be refused, remove the box, and check that no
-//! result carries a secret.
+//! run a command, move files, use a page served inside the box and move its
+//! login with save_state and load_state, be refused, remove the box, and
+//! check that no result carries a secret.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -257,8 +258,7 @@ pub fn image(result: &Value) -> (u32, u32, usize) {
     (frame.width, frame.height, colours.len())
 }
 
-/// The tool names every server offers (page and state tools join them with
-/// the Chromium bridge).
+/// The tool names every server offers.
 pub const TOOLS: &[&str] = &[
     "list_runtimes",
     "launch_box",
@@ -271,6 +271,13 @@ pub const TOOLS: &[&str] = &[
     "read_file",
     "write_file",
     "list_files",
+    "list_tabs",
+    "page",
+    "page_text",
+    "page_html",
+    "page_screenshot",
+    "save_state",
+    "load_state",
 ];
 
 /// Checks the tool list: the names, and that no tool adds a runtime or
@@ -501,6 +508,8 @@ pub async fn drive_a_box(mcp: &mut McpClient, server: &TestServer) {
     names.sort_unstable();
     assert_eq!(names, ["bin", "notes.txt"]);
 
+    drive_the_browser(mcp, &id).await;
+
     // Refusals are tool results with the code, the hint and a request id.
     let r = mcp
         .refused(
@@ -537,7 +546,7 @@ pub async fn drive_a_box(mcp: &mut McpClient, server: &TestServer) {
     assert_eq!(unknown["ok"], false, "an unknown tool is a protocol error: {unknown}");
 
     // Nothing says a secret: not the box's environment, not its PID 1, not
-    // any answer of this session.
+    // any answer of this session (save_state's cookies and storage included).
     mcp.call("exec", json!({"box_id": id, "command": "env; cat /proc/1/environ | tr '\\0' '\\n'"}))
         .await;
     mcp.call("read_file", json!({"box_id": id, "path": "/proc/1/environ", "encoding": "base64"}))
@@ -578,4 +587,211 @@ pub async fn drive_a_box(mcp: &mut McpClient, server: &TestServer) {
             }
         }
     }
+}
+
+/// The site the browser part of the scenario serves inside the box: a page
+/// with a button whose clicks show, which logs in (a cookie and local
+/// storage) when it loads, and a page that only shows what the browser holds.
+const SITE: &[(&str, &str)] = &[
+    (
+        "index.html",
+        r#"<!doctype html>
+<html><head><title>MCP page</title></head><body>
+<h1>Served from inside the box</h1>
+<button id="go" onclick="document.getElementById('out').textContent = 'clicked ' + (++window.clicks)">Go</button>
+<p id="out">not yet</p>
+<script>
+  window.clicks = 0;
+  document.cookie = 'session=s3ss10n; max-age=86400; path=/';
+  localStorage.setItem('user', 'alice');
+</script>
+</body></html>"#,
+    ),
+    (
+        "check.html",
+        r#"<!doctype html><title>Check</title><p id="who"></p><script>
+  document.getElementById('who').textContent = 'user=' + localStorage.getItem('user') + ' cookie=' + document.cookie;
+</script>"#,
+    ),
+];
+
+/// The page tools and browser state over MCP, on a site served inside the
+/// box (no outside web): open it, read it, click by selector and see the
+/// effect, take its screenshot, use tabs, and carry its login out with
+/// save_state and back in with load_state.
+async fn drive_the_browser(mcp: &mut McpClient, id: &str) {
+    let origin = "http://127.0.0.1:8000";
+    mcp.call(
+        "write_file",
+        json!({"box_id": id, "path": "/tmp/site/serve.pl", "content": crate::SERVE_PL}),
+    )
+    .await;
+    for (name, html) in SITE {
+        mcp.call(
+            "write_file",
+            json!({"box_id": id, "path": format!("/tmp/site/{name}"), "content": html}),
+        )
+        .await;
+    }
+    let started = mcp
+        .call(
+            "exec",
+            json!({"box_id": id, "command": "perl /tmp/site/serve.pl 8000 /tmp/site >/dev/null 2>&1 &"}),
+        )
+        .await;
+    assert_eq!(started["structuredContent"]["exit_code"], 0, "{}", text(&started));
+    poll("the site in the box", async || {
+        let r = mcp
+            .call(
+                "exec",
+                json!({"box_id": id, "argv": ["perl", "-MIO::Socket::INET", "-e",
+                    "IO::Socket::INET->new('127.0.0.1:8000') or exit 1"]}),
+            )
+            .await;
+        (r["structuredContent"]["exit_code"] == 0).then_some(())
+    })
+    .await;
+
+    // Open it and read it.
+    let opened = mcp
+        .call("page", json!({"box_id": id, "action": "navigate", "url": format!("{origin}/")}))
+        .await;
+    let page = &opened["structuredContent"];
+    assert_eq!(page["title"], "MCP page", "{}", text(&opened));
+    assert_eq!(page["url"], format!("{origin}/"));
+    let tab = page["tab"].as_str().expect("the tab's id").to_owned();
+    let tabs = mcp.call("list_tabs", json!({"box_id": id})).await;
+    let listed = tabs["structuredContent"]["tabs"].as_array().expect("tabs").clone();
+    assert!(
+        listed.iter().any(|t| t["id"] == tab.as_str() && t["current"] == true),
+        "{}",
+        text(&tabs)
+    );
+    let read = mcp.call("page_text", json!({"box_id": id})).await;
+    let content = read["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        content.contains("Served from inside the box") && content.contains("not yet"),
+        "{content}"
+    );
+    assert!(text(&read).contains("\"truncated\":false"), "{}", text(&read));
+    let cut = mcp.call("page_text", json!({"box_id": id, "max_bytes": 6})).await;
+    assert_eq!(cut["content"][0]["text"], "Served");
+    assert!(text(&cut).contains("\"truncated\":true"), "{}", text(&cut));
+    let html = mcp.call("page_html", json!({"box_id": id, "tab": tab})).await;
+    assert!(text(&html).contains(r#"<button id="go""#), "{}", text(&html));
+
+    // Click the button by its selector; the page saw it.
+    let clicked =
+        mcp.call("page", json!({"box_id": id, "action": "click", "selector": "#go"})).await;
+    assert!(text(&clicked).starts_with("clicked #go"), "{}", text(&clicked));
+    let seen = mcp
+        .call(
+            "page",
+            json!({"box_id": id, "action": "evaluate",
+                   "expression": "document.getElementById('out').textContent"}),
+        )
+        .await;
+    assert_eq!(seen["structuredContent"]["value"], "clicked 1", "{}", text(&seen));
+    let seen = mcp
+        .call("page", json!({"box_id": id, "action": "evaluate", "expression": "window.clicks"}))
+        .await;
+    assert_eq!(seen["structuredContent"]["value"], 1);
+    assert_eq!(seen["structuredContent"]["type"], "number");
+
+    // What the page refuses is a tool result with its code.
+    let r = mcp
+        .refused(
+            "page",
+            json!({"box_id": id, "action": "click", "selector": "#never", "timeout_ms": 200}),
+        )
+        .await;
+    assert!(text(&r).starts_with("error[not_found]"), "{}", text(&r));
+    let r = mcp
+        .refused("page", json!({"box_id": id, "action": "evaluate", "expression": "nope.nope"}))
+        .await;
+    let t = text(&r);
+    assert!(t.starts_with("error[page_error]") && t.contains("nope is not defined"), "{t}");
+    let r = mcp.refused("page", json!({"box_id": id, "action": "fill", "selector": "#go"})).await;
+    assert!(text(&r).contains("fill needs value"), "{}", text(&r));
+
+    // Its screenshot: an image block that decodes, of the size it says.
+    let shot = mcp.call("page_screenshot", json!({"box_id": id})).await;
+    let (w, h, colours) = image(&shot);
+    assert!(w >= 400 && h >= 200, "{w}x{h}");
+    assert!(colours > 5, "the page is drawn: {colours} colours");
+    assert!(text(&shot).contains(&format!("image {w}x{h} pixels")), "{}", text(&shot));
+
+    // Tabs: open one, bring the first back, close the new one.
+    let two = mcp
+        .call(
+            "page",
+            json!({"box_id": id, "action": "open_tab", "url": format!("{origin}/check.html")}),
+        )
+        .await;
+    let two_id = two["structuredContent"]["id"].as_str().expect("the new tab").to_owned();
+    assert_eq!(two["structuredContent"]["title"], "Check");
+    mcp.call("page", json!({"box_id": id, "action": "activate_tab", "tab": tab})).await;
+    let current = mcp.call("page_text", json!({"box_id": id})).await;
+    assert!(text(&current).contains("\"title\":\"MCP page\""), "{}", text(&current));
+    mcp.call("page", json!({"box_id": id, "action": "close_tab", "tab": two_id})).await;
+    let tabs = mcp.call("list_tabs", json!({"box_id": id})).await;
+    assert!(
+        !tabs["structuredContent"]["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == two_id.as_str()),
+        "{}",
+        text(&tabs)
+    );
+    let r = mcp.refused("page", json!({"box_id": id, "action": "close_tab", "tab": two_id})).await;
+    let t = text(&r);
+    assert!(t.starts_with("error[not_found]") && t.contains("list_tabs"), "{t}");
+
+    // The login the page made, saved...
+    let saved = mcp.call("save_state", json!({"box_id": id})).await;
+    let state = saved["structuredContent"].clone();
+    assert!(
+        state["cookies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "session" && c["value"] == "s3ss10n"),
+        "{state}"
+    );
+    let cookies = state["cookies"].as_array().unwrap().len();
+    let origins = state["origins"].as_array().unwrap().len();
+    assert!(
+        state["origins"].as_array().unwrap().iter().any(|o| o["origin"] == origin
+            && o["local_storage"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["name"] == "user" && i["value"] == "alice")),
+        "{state}"
+    );
+    // ...then gone from the browser...
+    mcp.call(
+        "page",
+        json!({"box_id": id, "action": "evaluate",
+               "expression": "document.cookie = 'session=; max-age=0; path=/'; localStorage.clear(); 1"}),
+    )
+    .await;
+    let check = format!("{origin}/check.html");
+    let who = open_and_read(mcp, id, &check).await;
+    assert!(who.contains("user=null") && !who.contains("s3ss10n"), "{who}");
+    // ...and back with load_state.
+    let loaded = mcp.call("load_state", json!({"box_id": id, "state": state})).await;
+    let done = &loaded["structuredContent"];
+    assert_eq!(done["cookies"].as_u64(), Some(cookies as u64), "{done}");
+    assert_eq!(done["origins"].as_u64(), Some(origins as u64), "{done}");
+    let who = open_and_read(mcp, id, &check).await;
+    assert!(who.contains("user=alice") && who.contains("session=s3ss10n"), "{who}");
+}
+
+/// Loads `url` in the current tab and answers the text it shows.
+async fn open_and_read(mcp: &mut McpClient, id: &str, url: &str) -> String {
+    mcp.call("page", json!({"box_id": id, "action": "navigate", "url": url})).await;
+    let r = mcp.call("page_text", json!({"box_id": id})).await;
+    r["content"][0]["text"].as_str().unwrap_or_default().to_owned()
 }
