@@ -720,18 +720,8 @@ fn create_request(a: &LaunchBoxArgs) -> Result<CreateBox, ApiError> {
     put(&mut placement, "expires_after_secs", json!(expires));
     put(&mut placement, "idle_timeout_secs", json!(idle));
     let body = json!({ "spec": spec, "placement": placement });
-    holm_proto::strict::from_value::<CreateBox>(body).map_err(|issues| {
-        // This server's REST API has no browser profiles (they come with
-        // the Chromium bridge): say so, rather than "unknown field".
-        if issues.iter().any(|i| i.path == "spec.profile") {
-            return ApiError::new(
-                ErrorCode::Unsupported,
-                "this server does not keep browser profiles".to_owned(),
-            )
-            .with_hint("launch the box without profile");
-        }
-        launch_fields(ApiError::invalid_fields(issues))
-    })
+    holm_proto::strict::from_value::<CreateBox>(body)
+        .map_err(|issues| launch_fields(ApiError::invalid_fields(issues)))
 }
 
 /// Names REST's fields as `launch_box` calls them, in a refusal of the create.
@@ -1025,22 +1015,10 @@ mod tests {
     }
 
     #[test]
-    fn a_profile_goes_to_rest_or_is_refused_when_rest_has_none() {
+    fn a_profile_goes_to_rest() {
         let a = LaunchBoxArgs { profile: Some("work".into()), ..LaunchBoxArgs::default() };
-        let rest_has_profiles = holm_proto::strict::schema_of::<CreateBox>()
-            .pointer("/$defs/BoxSpec/properties/profile")
-            .is_some();
-        match create_request(&a) {
-            Ok(r) => {
-                assert!(rest_has_profiles);
-                assert_eq!(to_value(&r)["spec"]["profile"], "work");
-            }
-            Err(e) => {
-                assert!(!rest_has_profiles, "{e}");
-                assert_eq!(e.code, ErrorCode::Unsupported);
-                assert!(e.hint.unwrap().contains("without profile"));
-            }
-        }
+        let r = create_request(&a).unwrap();
+        assert_eq!(to_value(&r)["spec"]["profile"], "work");
     }
 
     #[test]
