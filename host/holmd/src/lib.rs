@@ -156,7 +156,13 @@ fn docker_offered(
 ) -> anyhow::Result<Offered> {
     let context = table.and_then(|t| t.context.as_deref());
     let docker = DockerRuntime::connect_context(name, context).map_err(|e| match context {
-        Some(_) => file_err(Some(name), Some("context"), e.to_string()),
+        Some(_) => {
+            let why = match e {
+                holm::runtime::RuntimeError::Unavailable { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            file_err(Some(name), Some("context"), why)
+        }
         None => anyhow::Error::new(e),
     })?;
     let docker = docker.with_isolation(table.and_then(|t| t.isolation.clone()));
