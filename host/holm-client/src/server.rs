@@ -3,8 +3,8 @@
 use futures_util::Stream;
 use holm_proto::guest::Page;
 use holm_proto::host::{
-    AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, CreateBox, ExtendBox, ForkBox, ImageInfo,
-    RuntimeInfo, ServerHealth, Trace,
+    AddRuntime, AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, ChangeRuntime, CreateBox,
+    ExtendBox, ForkBox, ImageInfo, ReplaceRuntime, RuntimeInfo, ServerHealth, Trace,
 };
 use serde::de::DeserializeOwned;
 
@@ -100,6 +100,36 @@ impl Client {
     /// One runtime.
     pub async fn runtime(&self, name: &str) -> Result<RuntimeInfo> {
         let (url, rb) = self.request(reqwest::Method::GET, &format!("/v1/runtimes/{}", enc(name)));
+        self.call(&url, rb).await
+    }
+
+    /// Adds a remote runtime. Its key goes in the body, never in the URL.
+    pub async fn add_runtime(&self, request: &AddRuntime) -> Result<RuntimeInfo> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/v1/runtimes");
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// Adds or replaces a remote runtime whole.
+    pub async fn replace_runtime(
+        &self,
+        name: &str,
+        request: &ReplaceRuntime,
+    ) -> Result<RuntimeInfo> {
+        let (url, rb) = self.request(reqwest::Method::PUT, &format!("/v1/runtimes/{}", enc(name)));
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// Changes some fields of a remote runtime, or replaces its key.
+    pub async fn change_runtime(&self, name: &str, request: &ChangeRuntime) -> Result<RuntimeInfo> {
+        let (url, rb) =
+            self.request(reqwest::Method::PATCH, &format!("/v1/runtimes/{}", enc(name)));
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// Removes a remote runtime.
+    pub async fn remove_runtime(&self, name: &str) -> Result<RuntimeInfo> {
+        let (url, rb) =
+            self.request(reqwest::Method::DELETE, &format!("/v1/runtimes/{}", enc(name)));
         self.call(&url, rb).await
     }
 

@@ -11,6 +11,10 @@
 //! | `HOLM_S3_BUCKET`, `HOLM_S3_ENDPOINT`, `HOLM_S3_REGION`, `HOLM_S3_PREFIX`, `HOLM_S3_PATH_STYLE`, `HOLM_S3_ACCESS_KEY_ID`, `HOLM_S3_SECRET_ACCESS_KEY`, `HOLM_S3_SESSION_TOKEN` | see [`crate::store::s3`] | the `s3` bucket and its credentials |
 //! | `HOLM_SERVER_NAME` | `holmd` | labels this server's boxes, so that servers sharing an engine take back only their own |
 //! | `HOLM_SERVER_RUNTIMES` | every runtime found | offer only these, such as `docker` |
+//! | `HOLM_SERVER_CONFIG` | unset | the runtimes file ([`crate::runtimes_file`]), read at start |
+//! | `HOLM_SERVER_SECRET_KEY` | unset | the server key (32 characters or more) that encrypts vendor keys |
+//! | `HOLM_SERVER_SECRET_FILE` | unset | a file holding the server key, made (mode 0600) when missing |
+//! | `HOLM_SERVER_SANDBOXES` | unset | vendors to offer from their own variables, such as `e2b` with `E2B_API_KEY` ([`crate::registry`]) |
 //! | `HOLM_PUBLIC_URL` | unset | the address clients use, behind a proxy |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
@@ -21,6 +25,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::registry::EnvSandbox;
 use crate::store::StoreConfig;
 
 /// The server's configuration.
@@ -40,6 +45,14 @@ pub struct ServerConfig {
     pub storage: StoreConfig,
     /// The name on this server's boxes.
     pub server_name: String,
+    /// `HOLM_SERVER_CONFIG`: the runtimes file.
+    pub config_file: Option<PathBuf>,
+    /// `HOLM_SERVER_SECRET_KEY`. Never logged.
+    pub secret_key: Option<String>,
+    /// `HOLM_SERVER_SECRET_FILE`.
+    pub secret_file: Option<PathBuf>,
+    /// `HOLM_SERVER_SANDBOXES`, with each vendor's settings and key.
+    pub sandboxes: Vec<EnvSandbox>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -52,6 +65,10 @@ impl fmt::Debug for ServerConfig {
             .field("public_url", &self.public_url)
             .field("storage", &self.storage)
             .field("server_name", &self.server_name)
+            .field("config_file", &self.config_file)
+            .field("secret_key", &self.secret_key.as_ref().map(|_| "<set>"))
+            .field("secret_file", &self.secret_file)
+            .field("sandboxes", &self.sandboxes)
             .finish()
     }
 }
@@ -120,7 +137,34 @@ impl ServerConfig {
                 "HOLM_SERVER_NAME={server_name:?} must be 1 to 63 letters, digits, '-', '_' or '.'"
             ));
         }
-        Ok(Self { addr, token, state_dir, runtimes, public_url, storage, server_name })
+        let config_file = get("HOLM_SERVER_CONFIG").map(PathBuf::from);
+        let secret_key = get("HOLM_SERVER_SECRET_KEY");
+        if let Some(k) = &secret_key
+            && k.len() < crate::registry::MIN_SECRET_KEY_LEN
+        {
+            return Err(format!(
+                "HOLM_SERVER_SECRET_KEY is shorter than {} characters; make one with: openssl rand -hex 32",
+                crate::registry::MIN_SECRET_KEY_LEN
+            ));
+        }
+        let secret_file = get("HOLM_SERVER_SECRET_FILE").map(PathBuf::from);
+        let sandboxes = match get("HOLM_SERVER_SANDBOXES") {
+            Some(list) => crate::registry::env_sandboxes(&list, &get)?,
+            None => Vec::new(),
+        };
+        Ok(Self {
+            addr,
+            token,
+            state_dir,
+            runtimes,
+            public_url,
+            storage,
+            server_name,
+            config_file,
+            secret_key,
+            secret_file,
+            sandboxes,
+        })
     }
 }
 
@@ -182,6 +226,31 @@ mod tests {
         let e = cfg(&[("HOLM_STORAGE_BACKEND", "mongo")]).unwrap_err();
         assert!(e.contains("local, sqlite, postgres, s3"), "{e}");
         assert!(cfg(&[("HOLM_SERVER_NAME", "a b")]).unwrap_err().contains("HOLM_SERVER_NAME"));
+    }
+
+    #[test]
+    fn sandboxes_read_the_vendors_own_variables() {
+        let c = cfg(&[
+            ("HOLM_SERVER_SANDBOXES", "e2b,modal"),
+            ("E2B_API_KEY", "e2b_secret_value"),
+            ("MODAL_TOKEN_ID", "ak-1"),
+            ("MODAL_TOKEN_SECRET", "as-secret-value"),
+        ])
+        .unwrap();
+        assert_eq!(c.sandboxes.len(), 2);
+        assert_eq!(c.sandboxes[1].fields["token_id"], "ak-1");
+        assert_eq!(c.sandboxes[1].key, "as-secret-value");
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("e2b_secret") && !shown.contains("as-secret"), "{shown}");
+        let e = cfg(&[("HOLM_SERVER_SANDBOXES", "e2b")]).unwrap_err();
+        assert!(e.contains("E2B_API_KEY"), "{e}");
+        let e =
+            cfg(&[("HOLM_SERVER_SANDBOXES", "modal"), ("MODAL_TOKEN_SECRET", "as-x")]).unwrap_err();
+        assert!(e.contains("MODAL_TOKEN_ID"), "{e}");
+        let e = cfg(&[("HOLM_SERVER_SANDBOXES", "docker")]).unwrap_err();
+        assert!(e.contains("no vendor"), "{e}");
+        let e = cfg(&[("HOLM_SERVER_SECRET_KEY", "short")]).unwrap_err();
+        assert!(e.contains("HOLM_SERVER_SECRET_KEY"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod api;
 pub mod clock;
 pub mod config;
 mod mcp;
+pub mod registry;
 pub mod runtimes_file;
 pub mod service;
 pub mod store;
@@ -25,40 +26,112 @@ use holm::spec::Lifetimes;
 use tokio::net::TcpListener;
 
 use crate::config::ServerConfig;
-use crate::service::{Offered, Service};
+use crate::runtimes_file::{FileError, RuntimeTable, RuntimesFile};
+use crate::service::{Offered, RemoteSetup, Service, lifetimes_with};
 
-/// Makes the service for `config`: finds the runtimes, opens the store, and
-/// takes back the boxes an earlier server recorded.
+/// Makes the service for `config`: reads the runtimes file, finds the
+/// runtimes, opens the store, reads the remote runtimes, and takes back the
+/// boxes an earlier server recorded. A mistake in the file stops it here,
+/// with the file, the table and the field.
 pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
-    let mut runtimes = BTreeMap::new();
+    let path = config.config_file.clone().unwrap_or_default();
+    let file = match &config.config_file {
+        Some(p) => runtimes_file::read(p).map_err(anyhow::Error::new)?,
+        None => RuntimesFile::default(),
+    };
+    let file_err = |table: Option<&str>, field: Option<&str>, message: String| {
+        anyhow::Error::new(FileError {
+            file: path.clone(),
+            table: table.map(|t| format!("runtimes.{t}")),
+            field: field.map(str::to_owned),
+            message,
+        })
+    };
     let wanted = |name: &str| config.runtimes.as_ref().is_none_or(|r| r.iter().any(|n| n == name));
-    if wanted("docker") {
-        let docker = DockerRuntime::connect("docker")?;
-        runtimes.insert(
-            "docker".to_owned(),
-            Offered { runtime: Arc::new(docker), lifetimes: Lifetimes::default() },
-        );
+    let mut runtimes = BTreeMap::new();
+    // Discovery: each host runtime whose engine answers; one named in
+    // HOLM_SERVER_RUNTIMES is offered even when it does not answer now.
+    let docker_table = file.runtimes.get("docker");
+    if wanted("docker") && docker_table.and_then(|t| t.enabled) != Some(false) {
+        let offered = docker_offered("docker", docker_table, &file_err)?;
+        match offered.runtime.ping().await {
+            Ok(()) => {
+                runtimes.insert("docker".to_owned(), offered);
+            }
+            Err(e) if config.runtimes.is_some() => {
+                tracing::warn!(error = %e, "docker does not answer now; offered because HOLM_SERVER_RUNTIMES names it");
+                runtimes.insert("docker".to_owned(), offered);
+            }
+            Err(e) => tracing::info!(error = %e, "docker does not answer; not offered"),
+        }
+    }
+    // Runtimes the file adds on an engine.
+    for t in file.runtimes.values().filter(|t| t.adds) {
+        if t.enabled == Some(false) || !wanted(&t.name) {
+            continue;
+        }
+        match t.kind.as_str() {
+            "docker" => {
+                runtimes.insert(t.name.clone(), docker_offered(&t.name, Some(t), &file_err)?);
+            }
+            other => {
+                return Err(file_err(
+                    Some(&t.name),
+                    Some("provider"),
+                    format!("{other} has no adapter in this build yet; use docker"),
+                ));
+            }
+        }
     }
     if let Some(list) = &config.runtimes {
         let unknown: Vec<&String> =
             list.iter().filter(|n| !runtimes.contains_key(n.as_str())).collect();
         if !unknown.is_empty() {
+            let has: Vec<&String> = runtimes.keys().collect();
             anyhow::bail!(
-                "HOLM_SERVER_RUNTIMES names runtimes this server does not have: {unknown:?}; it has: docker"
+                "HOLM_SERVER_RUNTIMES names runtimes this server does not have: {unknown:?}; it has: {has:?}"
             );
         }
     }
-    let default = runtimes.keys().next().cloned().unwrap_or_else(|| "docker".to_owned());
+    let env_names: Vec<&str> = config.sandboxes.iter().map(|s| s.provider.as_str()).collect();
+    let default = match &file.default {
+        Some(d) if runtimes.contains_key(d) || env_names.contains(&d.as_str()) => d.clone(),
+        Some(d) => {
+            let mut has: Vec<&str> = runtimes.keys().map(String::as_str).collect();
+            has.extend(&env_names);
+            return Err(file_err(
+                None,
+                Some("default"),
+                format!("{d:?} is not a runtime this server offers; it offers: {}", has.join(", ")),
+            ));
+        }
+        None if runtimes.contains_key("docker") => "docker".to_owned(),
+        None => runtimes.keys().next().cloned().unwrap_or_else(|| "docker".to_owned()),
+    };
+    let secret_key = registry::SecretKey::from_config(
+        config.secret_key.as_deref(),
+        config.secret_file.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let file_lifetimes = file
+        .runtimes
+        .values()
+        .filter(|t| runtimes_file::REMOTE_KINDS.contains(&t.kind.as_str()))
+        .map(|t| (t.name.clone(), (t.lifetime, t.max_lifetime)))
+        .collect();
+    let setup = RemoteSetup { secret_key, env: config.sandboxes.clone(), file_lifetimes };
     let store = store::open(&config.storage)
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the {} store: {e}", config.storage.backend()))?;
-    let service = Service::new(
+    let service = Service::with_remotes(
         runtimes,
         default,
         store,
         Arc::new(clock::SystemClock),
         config.server_name.clone(),
+        setup,
     );
+    let remotes = service.load_remotes().await?;
     let found = service.recover().await?;
     tracing::info!(
         records = found.records,
@@ -66,9 +139,40 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
         resumed = found.resumed,
         adopted = found.adopted,
         orphans_removed = found.orphans_removed,
+        remote_runtimes = remotes,
         "took back the boxes"
     );
     Ok(service)
+}
+
+/// Makes the error for a table and a field of the runtimes file.
+type FileErr<'a> = &'a dyn Fn(Option<&str>, Option<&str>, String) -> anyhow::Error;
+
+/// A Docker runtime named `name`, with the settings of its table.
+fn docker_offered(
+    name: &str,
+    table: Option<&RuntimeTable>,
+    file_err: FileErr<'_>,
+) -> anyhow::Result<Offered> {
+    let context = table.and_then(|t| t.context.as_deref());
+    let docker = DockerRuntime::connect_context(name, context).map_err(|e| match context {
+        Some(_) => {
+            let why = match e {
+                holm::runtime::RuntimeError::Unavailable { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            file_err(Some(name), Some("context"), why)
+        }
+        None => anyhow::Error::new(e),
+    })?;
+    let docker = docker.with_isolation(table.and_then(|t| t.isolation.clone()));
+    let mut offered = Offered::new(Arc::new(docker), Lifetimes::default());
+    if let Some(t) = table {
+        offered.lifetimes = lifetimes_with(Lifetimes::default(), t.lifetime, t.max_lifetime);
+        offered.memory_bytes = t.memory;
+        offered.nano_cpus = t.cpus.map(|c| (c * 1e9).round() as u64);
+    }
+    Ok(offered)
 }
 
 /// How long a stopping server waits for open requests (streams, followed

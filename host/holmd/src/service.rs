@@ -19,23 +19,24 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use holm::launch::{self, Extra, Launched};
 use holm::runtime::{
-    LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE, LABEL_SERVER, LABEL_SPEC, Machine,
-    MachineState, Runtime, RuntimeError,
+    LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE, LABEL_RUNTIME, LABEL_SERVER,
+    LABEL_SPEC, Machine, MachineState, Runtime, RuntimeError,
 };
 use holm::spec::{self, Lifetimes};
 use holm_client::BoxClient;
 use holm_proto::guest::Page;
 use holm_proto::host::{
-    BoxInfo, BoxSpec, BoxState, BridgeAccess, Can, CreateBox, ForkBox, ListBoxes, Placement,
-    RuntimeInfo, RuntimeState, Trace,
+    AddRuntime, BoxInfo, BoxSpec, BoxState, BridgeAccess, Can, ChangeRuntime, CreateBox, ForkBox,
+    ListBoxes, Place, Placement, ReplaceRuntime, RuntimeInfo, RuntimeState, Trace,
 };
 use holm_proto::{ApiError, ErrorCode, Issue};
 use tokio::sync::watch;
 
 use crate::clock::Clock;
+use crate::registry::{self, EnvSandbox, SecretKey};
 use crate::store::{
-    BoxRecord, IDEMPOTENCY_RETENTION_SECS, IdempotencyRecord, Store, StoreError, rfc3339,
-    sha256_hex,
+    BoxRecord, IDEMPOTENCY_RETENTION_SECS, IdempotencyRecord, RuntimeRecord, Store, StoreError,
+    rfc3339, sha256_hex,
 };
 use crate::traces::Tracer;
 
@@ -118,6 +119,57 @@ pub struct Offered {
     pub runtime: Arc<dyn Runtime>,
     /// Its lifetimes.
     pub lifetimes: Lifetimes,
+    /// The memory of a box whose placement gives none, in bytes.
+    pub memory_bytes: Option<u64>,
+    /// The CPUs of a box whose placement gives none, in billionths.
+    pub nano_cpus: Option<u64>,
+}
+
+impl Offered {
+    /// `runtime` with `lifetimes` and no default memory or CPUs.
+    pub fn new(runtime: Arc<dyn Runtime>, lifetimes: Lifetimes) -> Self {
+        Self { runtime, lifetimes, memory_bytes: None, nano_cpus: None }
+    }
+
+    /// Checks a spec and placement on this runtime, with its defaults.
+    fn resolve(&self, spec: &BoxSpec, placement: &Placement) -> Result<spec::Resolved, Vec<Issue>> {
+        let mut r = spec::resolve(spec, placement, &self.runtime.can(), self.lifetimes)?;
+        if self.runtime.can().resources {
+            r.memory_bytes = r.memory_bytes.or(self.memory_bytes);
+            r.nano_cpus = r.nano_cpus.or(self.nano_cpus);
+        }
+        Ok(r)
+    }
+}
+
+/// Lifetimes with a default and a maximum set: a default above the old
+/// maximum raises it, a maximum below the old default lowers it.
+pub fn lifetimes_with(base: Lifetimes, default: Option<u64>, max: Option<u64>) -> Lifetimes {
+    let max_secs = max.unwrap_or_else(|| base.max_secs.max(default.unwrap_or(0)));
+    let default_secs = default.unwrap_or_else(|| base.default_secs.min(max_secs));
+    Lifetimes { default_secs, max_secs }
+}
+
+/// A remote runtime the server holds.
+#[derive(Debug, Clone)]
+struct Remote {
+    record: RuntimeRecord,
+    /// From `HOLM_SERVER_SANDBOXES`: not stored, not changed through the API.
+    from_env: bool,
+    /// Why its key cannot be used, when it cannot.
+    key_problem: Option<String>,
+    lifetimes: Lifetimes,
+}
+
+/// What the service needs for remote runtimes besides the store.
+#[derive(Debug, Default, Clone)]
+pub struct RemoteSetup {
+    /// The key that seals vendor keys; without it no key is stored.
+    pub secret_key: Option<SecretKey>,
+    /// Runtimes from `HOLM_SERVER_SANDBOXES`.
+    pub env: Vec<EnvSandbox>,
+    /// Lifetimes the runtimes file sets, by runtime name.
+    pub file_lifetimes: BTreeMap<String, (Option<u64>, Option<u64>)>,
 }
 
 /// What happens when a desktop does not answer in time.
@@ -149,6 +201,10 @@ pub struct Recovered {
 pub struct Service {
     runtimes: BTreeMap<String, Offered>,
     default_runtime: String,
+    remotes: RwLock<BTreeMap<String, Remote>>,
+    remote_setup: RemoteSetup,
+    /// Serializes changes to remote runtimes.
+    registry: tokio::sync::Mutex<()>,
     server_name: String,
     boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
     store: Arc<dyn Store>,
@@ -192,9 +248,32 @@ impl Service {
         clock: Arc<dyn Clock>,
         server_name: String,
     ) -> Arc<Self> {
+        Self::with_remotes(
+            runtimes,
+            default_runtime,
+            store,
+            clock,
+            server_name,
+            RemoteSetup::default(),
+        )
+    }
+
+    /// [`Service::new`], with remote runtimes set up by `remote_setup`;
+    /// [`Service::load_remotes`] reads the stored ones.
+    pub fn with_remotes(
+        runtimes: BTreeMap<String, Offered>,
+        default_runtime: String,
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        server_name: String,
+        remote_setup: RemoteSetup,
+    ) -> Arc<Self> {
         Arc::new(Self {
             runtimes,
             default_runtime,
+            remotes: RwLock::new(BTreeMap::new()),
+            remote_setup,
+            registry: tokio::sync::Mutex::new(()),
             server_name,
             boxes: RwLock::new(BTreeMap::new()),
             store,
@@ -216,9 +295,20 @@ impl Service {
         &self.clock
     }
 
-    /// The names of the runtimes offered.
+    /// The names of the runtimes offered, host and remote.
     pub fn runtime_names(&self) -> Vec<String> {
-        self.runtimes.keys().cloned().collect()
+        let mut names: Vec<String> = self.runtimes.keys().cloned().collect();
+        names.extend(self.remotes_read().keys().cloned());
+        names.sort();
+        names
+    }
+
+    fn remotes_read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Remote>> {
+        self.remotes.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn remotes_write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Remote>> {
+        self.remotes.write().unwrap_or_else(|e| e.into_inner())
     }
 
     fn unknown_runtime(&self, name: &str) -> ApiError {
@@ -240,6 +330,11 @@ impl Service {
 
     /// Describes a runtime, asking its engine whether it answers.
     pub async fn runtime_info(&self, name: &str) -> Result<RuntimeInfo, ApiError> {
+        if !self.runtimes.contains_key(name)
+            && let Some(remote) = self.remotes_read().get(name)
+        {
+            return Ok(self.remote_info(remote));
+        }
         let offered = self.runtime(name)?;
         let rt = &offered.runtime;
         let (state, reason) = match rt.ping().await {
@@ -258,10 +353,12 @@ impl Service {
             lifetime_secs: offered.lifetimes.default_secs,
             max_lifetime_secs: offered.lifetimes.max_secs,
             secrets: Vec::new(),
+            fields: serde_json::Map::new(),
+            key_version: None,
         })
     }
 
-    /// Every runtime.
+    /// Every runtime, by name.
     pub async fn runtime_infos(&self) -> Vec<RuntimeInfo> {
         let mut out = Vec::new();
         for name in self.runtimes.keys() {
@@ -269,6 +366,10 @@ impl Service {
                 out.push(info);
             }
         }
+        let remotes: Vec<RuntimeInfo> =
+            self.remotes_read().values().map(|r| self.remote_info(r)).collect();
+        out.extend(remotes);
+        out.sort_by(|a, b| a.name.cmp(&b.name));
         out
     }
 
@@ -280,9 +381,13 @@ impl Service {
         placement: &Placement,
     ) -> Result<(Offered, String, spec::Resolved), ApiError> {
         let name = placement.runtime.clone().unwrap_or_else(|| self.default_runtime.clone());
+        if !self.runtimes.contains_key(&name)
+            && let Some(remote) = self.remotes_read().get(&name)
+        {
+            return Err(self.remote_refusal(remote));
+        }
         let offered = self.runtime(&name)?.clone();
-        let resolved = spec::resolve(spec, placement, &offered.runtime.can(), offered.lifetimes)
-            .map_err(ApiError::invalid_fields)?;
+        let resolved = offered.resolve(spec, placement).map_err(ApiError::invalid_fields)?;
         holm::image::ImageRequest::new(
             resolved.apps.iter().cloned(),
             resolved.packages.iter().cloned(),
@@ -1168,7 +1273,7 @@ impl Service {
     /// Carries on making a box the last server did not finish.
     async fn resume_making(self: &Arc<Self>, entry: &Arc<Entry>, offered: &Offered) -> TakeBack {
         let r = entry.record();
-        match spec::resolve(&r.spec, &r.placement, &offered.runtime.can(), offered.lifetimes) {
+        match offered.resolve(&r.spec, &r.placement) {
             Ok(resolved) => {
                 entry.update(|r| {
                     r.state = BoxState::Creating;
@@ -1202,6 +1307,14 @@ impl Service {
             return Scanned::NotOurs;
         };
         if !ours {
+            return Scanned::NotOurs;
+        }
+        // Two runtimes on one engine list the same machines: each box is its
+        // own runtime's, by its label.
+        if m.labels
+            .get(LABEL_RUNTIME)
+            .is_some_and(|r| r != runtime_name && self.runtimes.contains_key(r))
+        {
             return Scanned::NotOurs;
         }
         if let Ok(entry) = self.get(&id) {
@@ -1481,4 +1594,371 @@ fn encode_cursor(secs: u64, id: &str) -> String {
 fn decode_cursor(c: &str) -> Option<(u64, String)> {
     let (secs, id) = c.split_once('.')?;
     Some((secs.parse().ok()?, id.to_owned()))
+}
+
+/// What a write of a remote runtime does to its key.
+enum KeyChange {
+    /// Keep the stored key.
+    Keep,
+    /// Store this key (sealed) as the next version.
+    New(String),
+}
+
+impl Service {
+    // ---- Remote runtimes -------------------------------------------------------
+
+    /// Reads the stored remote runtimes and adds those from
+    /// `HOLM_SERVER_SANDBOXES`. A stored key that cannot be decrypted leaves
+    /// its runtime unavailable, with the reason.
+    pub async fn load_remotes(&self) -> Result<usize, StoreError> {
+        let stored = self.store.runtimes().await?;
+        let mut remotes = BTreeMap::new();
+        for record in stored {
+            if self.runtimes.contains_key(&record.name) {
+                tracing::warn!(runtime = %record.name, "a stored remote runtime has a host runtime's name; the host runtime wins");
+                continue;
+            }
+            let remote = self.remote_from(record, false);
+            if let Some(problem) = &remote.key_problem {
+                tracing::warn!(runtime = %remote.record.name, reason = %problem, "a remote runtime is unavailable");
+            }
+            remotes.insert(remote.record.name.clone(), remote);
+        }
+        for env in &self.remote_setup.env {
+            let record = RuntimeRecord {
+                name: env.provider.clone(),
+                provider: env.provider.clone(),
+                fields: env.fields.clone().into_iter().collect(),
+                sealed: BTreeMap::new(),
+                created_at: self.clock.now_secs(),
+                updated_at: self.clock.now_secs(),
+                key_version: 1,
+            };
+            if remotes.contains_key(&record.name) {
+                tracing::warn!(runtime = %record.name, "HOLM_SERVER_SANDBOXES names a runtime the store has too; the environment's wins");
+            }
+            remotes.insert(record.name.clone(), self.remote_from(record, true));
+        }
+        let n = remotes.len();
+        *self.remotes_write() = remotes;
+        Ok(n)
+    }
+
+    fn remote_from(&self, record: RuntimeRecord, from_env: bool) -> Remote {
+        let key_problem = if from_env {
+            None
+        } else if record.sealed.is_empty() {
+            Some(format!(
+                "it has no {}; set one with `holm runtime set {} --api-key`",
+                registry::API_KEY,
+                record.name
+            ))
+        } else {
+            match &self.remote_setup.secret_key {
+                None => Some(format!(
+                    "the server has no key to decrypt its stored {} with: set HOLM_SERVER_SECRET_KEY or HOLM_SERVER_SECRET_FILE as when it was stored",
+                    registry::API_KEY
+                )),
+                Some(key) => record
+                    .sealed
+                    .iter()
+                    .find_map(|(secret, sealed)| key.open(&record.name, secret, sealed).err()),
+            }
+        };
+        let base = match self.remote_setup.file_lifetimes.get(&record.name) {
+            Some((l, m)) => lifetimes_with(Lifetimes::default(), *l, *m),
+            None => Lifetimes::default(),
+        };
+        let secs = |k: &str| record.fields.get(k).and_then(serde_json::Value::as_u64);
+        let lifetimes = lifetimes_with(base, secs("lifetime_secs"), secs("max_lifetime_secs"));
+        Remote { record, from_env, key_problem, lifetimes }
+    }
+
+    fn remote_reason(remote: &Remote) -> String {
+        remote.key_problem.clone().unwrap_or_else(|| registry::no_adapter(&remote.record.provider))
+    }
+
+    fn remote_info(&self, remote: &Remote) -> RuntimeInfo {
+        let r = &remote.record;
+        let vendor = registry::vendor(&r.provider);
+        let secrets: Vec<String> = if remote.from_env {
+            vec![registry::API_KEY.to_owned()]
+        } else {
+            r.sealed.keys().cloned().collect()
+        };
+        RuntimeInfo {
+            name: r.name.clone(),
+            provider: r.provider.clone(),
+            place: Place::Remote,
+            environment: vendor.map_or(holm_proto::host::Environment::Unknown, |v| v.environment),
+            state: RuntimeState::Unavailable,
+            reason: Some(Self::remote_reason(remote)),
+            default: r.name == self.default_runtime,
+            can: vendor.map(|v| v.can).unwrap_or_default(),
+            lifetime_secs: remote.lifetimes.default_secs,
+            max_lifetime_secs: remote.lifetimes.max_secs,
+            secrets,
+            fields: r.fields.clone(),
+            key_version: Some(r.key_version),
+        }
+    }
+
+    /// The refusal of a box on a remote runtime, before anything starts.
+    fn remote_refusal(&self, remote: &Remote) -> ApiError {
+        let hosts: Vec<&String> = self.runtimes.keys().collect();
+        ApiError::new(
+            ErrorCode::Unsupported,
+            format!(
+                "runtime {} ({}) cannot take boxes: {}",
+                remote.record.name,
+                remote.record.provider,
+                Self::remote_reason(remote)
+            ),
+        )
+        .with_hint(format!(
+            "use a host runtime: {}",
+            hosts.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ))
+        .with_details(serde_json::json!({ "runtime": remote.record.name, "state": "unavailable" }))
+    }
+
+    /// Why `name` cannot be added or changed through the API, when it cannot.
+    fn not_through_api(&self, name: &str) -> Option<ApiError> {
+        if self.runtimes.contains_key(name) || crate::runtimes_file::HOST_KINDS.contains(&name) {
+            return Some(
+                ApiError::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{name} is a host runtime; the API adds and changes only remote vendors"
+                    ),
+                )
+                .with_hint("the runtimes file (HOLM_SERVER_CONFIG) configures host runtimes"),
+            );
+        }
+        if self.remotes_read().get(name).is_some_and(|r| r.from_env) {
+            return Some(
+                ApiError::new(
+                    ErrorCode::Forbidden,
+                    format!("{name} comes from HOLM_SERVER_SANDBOXES and the vendor's variables"),
+                )
+                .with_hint("change the server's environment and restart it, or add a runtime with another name"),
+            );
+        }
+        None
+    }
+
+    fn check_key(&self, key: Option<&str>, issues: &mut Vec<Issue>) -> Option<String> {
+        match key {
+            Some(k) if !k.trim().is_empty() => Some(k.trim().to_owned()),
+            Some(_) => {
+                issues.push(Issue { path: "api_key".into(), problem: "is empty".into() });
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn sealer(&self) -> Result<&SecretKey, ApiError> {
+        self.remote_setup.secret_key.as_ref().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Forbidden,
+                "the server has no key to encrypt vendor keys with, so it stores none",
+            )
+            .with_hint("set HOLM_SERVER_SECRET_KEY (openssl rand -hex 32) or HOLM_SERVER_SECRET_FILE, and restart the server")
+        })
+    }
+
+    /// Checks and writes a remote runtime, sealing a new key.
+    async fn write_remote(
+        &self,
+        name: &str,
+        provider: &str,
+        fields: &BTreeMap<String, serde_json::Value>,
+        key: KeyChange,
+        existing: Option<RuntimeRecord>,
+    ) -> Result<RuntimeInfo, ApiError> {
+        let mut issues = Vec::new();
+        if let Err(problem) = registry::check_name(name) {
+            issues.push(Issue { path: "name".into(), problem });
+        }
+        let vendor = registry::vendor(provider);
+        let mut checked = serde_json::Map::new();
+        match vendor {
+            None => {
+                let problem = if crate::runtimes_file::HOST_KINDS.contains(&provider) {
+                    format!(
+                        "{provider:?} is a host engine; the API adds only remote vendors: {}",
+                        registry::vendor_names().join(", ")
+                    )
+                } else {
+                    format!(
+                        "{provider:?} is no vendor; use one of: {}",
+                        registry::vendor_names().join(", ")
+                    )
+                };
+                issues.push(Issue { path: "provider".into(), problem });
+            }
+            Some(v) => match registry::check_fields(v, fields, true) {
+                Ok(f) => checked = f,
+                Err(mut more) => issues.append(&mut more),
+            },
+        }
+        let keep = matches!(key, KeyChange::Keep);
+        if keep && existing.as_ref().is_none_or(|e| e.sealed.is_empty() || e.provider != provider) {
+            issues.push(Issue {
+                path: "api_key".into(),
+                problem: "the vendor's key is needed: `holm runtime add` reads it from standard input (--api-key) or a variable (--api-key-env)".into(),
+            });
+        }
+        if !issues.is_empty() {
+            return Err(ApiError::invalid_fields(issues));
+        }
+        let now = self.clock.now_secs();
+        let mut record = RuntimeRecord {
+            name: name.to_owned(),
+            provider: provider.to_owned(),
+            fields: checked,
+            sealed: BTreeMap::new(),
+            created_at: existing.as_ref().map_or(now, |e| e.created_at),
+            updated_at: now,
+            key_version: existing.as_ref().map_or(0, |e| e.key_version),
+        };
+        match key {
+            KeyChange::Keep => {
+                record.sealed = existing.map(|e| e.sealed).unwrap_or_default();
+            }
+            KeyChange::New(plain) => {
+                let sealer = self.sealer()?;
+                record.sealed.insert(
+                    registry::API_KEY.to_owned(),
+                    sealer.seal(name, registry::API_KEY, &plain),
+                );
+                record.key_version += 1;
+            }
+        }
+        self.store.put_runtime(&record).await.map_err(|e| store_error(&e))?;
+        let remote = self.remote_from(record, false);
+        let info = self.remote_info(&remote);
+        self.remotes_write().insert(name.to_owned(), remote);
+        Ok(info)
+    }
+
+    fn stored_remote(&self, name: &str) -> Result<RuntimeRecord, ApiError> {
+        if let Some(e) = self.not_through_api(name) {
+            return Err(e);
+        }
+        self.remotes_read().get(name).map(|r| r.record.clone()).ok_or_else(|| {
+            ApiError::new(ErrorCode::NotFound, format!("there is no remote runtime named {name:?}"))
+                .with_hint("POST /v1/runtimes adds one; GET /v1/runtimes lists them")
+        })
+    }
+
+    /// `POST /v1/runtimes`: adds a remote runtime.
+    pub async fn add_runtime(&self, request: AddRuntime) -> Result<RuntimeInfo, ApiError> {
+        let _guard = self.registry.lock().await;
+        if let Some(e) = self.not_through_api(&request.name) {
+            return Err(e);
+        }
+        if self.remotes_read().contains_key(&request.name) {
+            return Err(ApiError::new(
+                ErrorCode::AlreadyExists,
+                format!("there is a runtime named {:?} already", request.name),
+            )
+            .with_hint("PATCH /v1/runtimes/{name} (holm runtime set) changes it"));
+        }
+        let mut issues = Vec::new();
+        let key = self.check_key(request.api_key.as_deref(), &mut issues);
+        if !issues.is_empty() {
+            return Err(ApiError::invalid_fields(issues));
+        }
+        let key = key.map_or(KeyChange::Keep, KeyChange::New);
+        let info =
+            self.write_remote(&request.name, &request.provider, &request.fields, key, None).await?;
+        tracing::info!(runtime = %info.name, provider = %info.provider, "added a remote runtime");
+        Ok(info)
+    }
+
+    /// `PUT /v1/runtimes/{name}`: adds or replaces a remote runtime whole.
+    /// Answers whether it was added.
+    pub async fn replace_runtime(
+        &self,
+        name: &str,
+        request: ReplaceRuntime,
+    ) -> Result<(RuntimeInfo, bool), ApiError> {
+        let _guard = self.registry.lock().await;
+        if let Some(e) = self.not_through_api(name) {
+            return Err(e);
+        }
+        let existing = self.remotes_read().get(name).map(|r| r.record.clone());
+        let added = existing.is_none();
+        let mut issues = Vec::new();
+        let key = self.check_key(request.api_key.as_deref(), &mut issues);
+        if !issues.is_empty() {
+            return Err(ApiError::invalid_fields(issues));
+        }
+        let key = key.map_or(KeyChange::Keep, KeyChange::New);
+        let info =
+            self.write_remote(name, &request.provider, &request.fields, key, existing).await?;
+        tracing::info!(runtime = %name, provider = %info.provider, key_version = ?info.key_version, "replaced a remote runtime");
+        Ok((info, added))
+    }
+
+    /// `PATCH /v1/runtimes/{name}`: changes some fields (`null` removes one)
+    /// or replaces the key. A new key is the runtime's next key version,
+    /// which its running boxes take.
+    pub async fn change_runtime(
+        &self,
+        name: &str,
+        request: ChangeRuntime,
+    ) -> Result<RuntimeInfo, ApiError> {
+        let _guard = self.registry.lock().await;
+        let existing = self.stored_remote(name)?;
+        let mut fields: BTreeMap<String, serde_json::Value> =
+            existing.fields.clone().into_iter().collect();
+        for (k, v) in request.fields {
+            if v.is_null() {
+                fields.remove(&k);
+            } else {
+                fields.insert(k, v);
+            }
+        }
+        let mut issues = Vec::new();
+        let key = self.check_key(request.api_key.as_deref(), &mut issues);
+        if !issues.is_empty() {
+            return Err(ApiError::invalid_fields(issues));
+        }
+        let key = key.map_or(KeyChange::Keep, KeyChange::New);
+        let provider = existing.provider.clone();
+        let info = self.write_remote(name, &provider, &fields, key, Some(existing)).await?;
+        tracing::info!(runtime = %name, key_version = ?info.key_version, "changed a remote runtime");
+        Ok(info)
+    }
+
+    /// `DELETE /v1/runtimes/{name}`: removes a remote runtime that no live
+    /// box is on.
+    pub async fn remove_runtime(&self, name: &str) -> Result<RuntimeInfo, ApiError> {
+        let _guard = self.registry.lock().await;
+        self.stored_remote(name)?;
+        let on_it: Vec<String> = self
+            .boxes
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|e| e.record())
+            .filter(|r| r.runtime == name && r.state.is_live())
+            .map(|r| r.id)
+            .collect();
+        if !on_it.is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("{} boxes are on runtime {name}", on_it.len()),
+            )
+            .with_hint("remove them first")
+            .with_details(serde_json::json!({ "box_ids": on_it })));
+        }
+        self.store.delete_runtime(name).await.map_err(|e| store_error(&e))?;
+        let removed = self.remotes_write().remove(name);
+        tracing::info!(runtime = %name, "removed a remote runtime");
+        removed.map(|r| self.remote_info(&r)).ok_or_else(|| self.unknown_runtime(name))
+    }
 }

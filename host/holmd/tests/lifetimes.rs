@@ -241,7 +241,7 @@ impl Harness {
             let lifetimes = Lifetimes { default_secs: 3600, max_secs: 7200 };
             runtimes.insert(
                 "fake".to_owned(),
-                Offered { runtime: Arc::clone(&fake) as Arc<dyn Runtime>, lifetimes },
+                Offered::new(Arc::clone(&fake) as Arc<dyn Runtime>, lifetimes),
             );
         }
         let service = Service::new(

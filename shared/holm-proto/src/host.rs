@@ -99,7 +99,74 @@ pub struct RuntimeInfo {
     /// The names of the secrets it holds, never their values.
     #[serde(default)]
     pub secrets: Vec<String>,
+    /// A remote runtime's settings that are not secret, as given.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    /// A remote runtime's key version: 1 when it was added, one more each
+    /// time its key is replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_version: Option<u64>,
 }
+
+/// `POST /v1/runtimes`: adds a remote runtime, a cloud vendor account with a
+/// name. Only vendors: the API cannot name a host program, socket or engine.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AddRuntime {
+    /// The name boxes use to pick it: 1 to 40 lowercase letters, digits,
+    /// `-` or `_`.
+    pub name: String,
+    /// The vendor: `e2b`, `vercel`, `daytona`, `modal` or `runtime-cloud`.
+    pub provider: String,
+    /// Its settings that are not secret, such as `team_id` or
+    /// `max_lifetime_secs`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, serde_json::Value>,
+    /// The vendor's key. Encrypted before it is stored, never returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+/// `PUT /v1/runtimes/{name}`: adds a remote runtime or replaces one whole
+/// (a missing `api_key` keeps the stored key when the vendor is the same).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplaceRuntime {
+    /// The vendor.
+    pub provider: String,
+    /// Its settings that are not secret.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, serde_json::Value>,
+    /// The vendor's key. Encrypted before it is stored, never returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+/// `PATCH /v1/runtimes/{name}`: changes some settings of a remote runtime,
+/// or replaces its key.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangeRuntime {
+    /// Settings to set; `null` removes one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, serde_json::Value>,
+    /// A new key. Encrypted before it is stored, never returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+}
+
+macro_rules! debug_without_key {
+    ($t:ty, $($f:ident),*) => {
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t))
+                    $(.field(stringify!($f), &self.$f))*
+                    .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+                    .finish()
+            }
+        }
+    };
+}
+debug_without_key!(AddRuntime, name, provider, fields);
+debug_without_key!(ReplaceRuntime, provider, fields);
+debug_without_key!(ChangeRuntime, fields);
 
 /// What a box is: its desktop and what is installed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

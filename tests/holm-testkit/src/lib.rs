@@ -143,6 +143,14 @@ impl TestServer {
     /// Starts a server, with its configuration changed by `change` first.
     pub async fn start_with(change: impl FnOnce(&mut holmd::config::ServerConfig)) -> Self {
         ensure_image().await;
+        Self::start_without_image(change).await
+    }
+
+    /// Starts a server without building the box image first: for tests that
+    /// start no box.
+    pub async fn start_without_image(
+        change: impl FnOnce(&mut holmd::config::ServerConfig),
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let token = format!("test-token-{}", holm::ids::new_secret());
         let state_dir = dir.path().join("state");
@@ -154,6 +162,10 @@ impl TestServer {
             public_url: None,
             storage: holmd::store::StoreConfig::Local { dir: state_dir.clone() },
             server_name: unique_server_name(),
+            config_file: None,
+            secret_key: None,
+            secret_file: None,
+            sandboxes: Vec::new(),
         };
         change(&mut config);
         let (url, service, task) = serve(&config, &token).await;

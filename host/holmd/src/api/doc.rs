@@ -5,7 +5,7 @@
 
 use axum::Router;
 use axum::handler::Handler;
-use axum::routing::{MethodRouter, delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, patch, post, put};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
@@ -201,6 +201,11 @@ impl<S: Clone + Send + Sync + 'static> Api<S> {
     /// Serves PUT `path`.
     pub fn put<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
         self.add("put", path, put(h), op)
+    }
+
+    /// Serves PATCH `path`.
+    pub fn patch<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
+        self.add("patch", path, patch(h), op)
     }
 
     /// Serves DELETE `path`.

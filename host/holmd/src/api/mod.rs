@@ -32,8 +32,9 @@ use holm_proto::guest::{
     StdinQuery, StorageState, Tab, TabQuery, TypeRequest, WaitRequest, WriteQuery,
 };
 use holm_proto::host::{
-    AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage, CreateBox, ExtendBox,
-    ForkBox, ImageInfo, ListBoxes, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
+    AddRuntime, AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage,
+    ChangeRuntime, CreateBox, ExtendBox, ForkBox, ImageInfo, ListBoxes, ReplaceRuntime,
+    RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
 
 use self::doc::{Api, Op};
@@ -58,6 +59,27 @@ pub fn routes() -> Api<AppState> {
         .get("/v1/openapi.json", r::openapi, Op::json::<serde_json::Value>("server", "This document").public())
         .get("/v1/runtimes", r::list, Op::json::<Page<RuntimeInfo>>("runtimes", "The runtimes and what each can do"))
         .get("/v1/runtimes/{name}", r::get, Op::json::<RuntimeInfo>("runtimes", "One runtime"))
+        .post(
+            "/v1/runtimes",
+            r::add,
+            Op::json::<RuntimeInfo>(
+                "runtimes",
+                "Add a remote runtime (a cloud vendor account); its key is encrypted before it is stored and never returned",
+            )
+            .body::<AddRuntime>()
+            .status(201),
+        )
+        .put(
+            "/v1/runtimes/{name}",
+            r::replace,
+            Op::json::<RuntimeInfo>("runtimes", "Add or replace a remote runtime whole").body::<ReplaceRuntime>(),
+        )
+        .patch(
+            "/v1/runtimes/{name}",
+            r::change,
+            Op::json::<RuntimeInfo>("runtimes", "Change some fields of a remote runtime, or replace its key").body::<ChangeRuntime>(),
+        )
+        .delete("/v1/runtimes/{name}", r::remove, Op::json::<RuntimeInfo>("runtimes", "Remove a remote runtime that no box is on"))
         .post(
             "/v1/boxes",
             b::create,

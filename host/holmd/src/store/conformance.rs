@@ -127,6 +127,7 @@ pub async fn run(store: &dyn Store) {
         sealed: [("api_key".to_owned(), format!("sealed-{v}"))].into(),
         created_at: 10,
         updated_at: 10 + u64::try_from(v).unwrap(),
+        key_version: u64::try_from(v).unwrap(),
     };
     let (n1, n2) = (format!("cloud-{t}"), format!("a.b {t}/x"));
     store.put_runtime(&rt(&n1, 1)).await.unwrap();

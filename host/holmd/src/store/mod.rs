@@ -79,6 +79,10 @@ pub struct RuntimeRecord {
     pub created_at: u64,
     /// Seconds since the epoch.
     pub updated_at: u64,
+    /// 1 when the key was first stored, one more each time it is replaced,
+    /// so each box can record which key it runs with.
+    #[serde(default)]
+    pub key_version: u64,
 }
 
 impl fmt::Debug for RuntimeRecord {
@@ -88,6 +92,7 @@ impl fmt::Debug for RuntimeRecord {
             .field("provider", &self.provider)
             .field("fields", &self.fields)
             .field("sealed", &self.sealed.keys().collect::<Vec<_>>())
+            .field("key_version", &self.key_version)
             .finish_non_exhaustive()
     }
 }

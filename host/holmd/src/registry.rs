@@ -1,0 +1,632 @@
+//! The registry of remote runtimes: cloud vendor accounts with names.
+//!
+//! - What each vendor takes ([`vendor`]): its fields, which are required, its
+//!   environment and what it can do. Unknown fields are refused, every wrong
+//!   field named at once; a field naming a host program, socket or engine is
+//!   unknown for every vendor, so the API cannot reach the host through it.
+//! - A self-hosted endpoint given through the API must be `https` at a public
+//!   address ([`check_public_endpoint`]).
+//! - Keys are sealed with ChaCha20-Poly1305 under the server key
+//!   ([`SecretKey`]), with a random nonce per seal and the runtime's name and
+//!   the secret's name as associated data, so a sealed value cannot be moved
+//!   to another runtime. The store never sees a key in the clear.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::Path;
+
+use base64::Engine as _;
+use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use holm_proto::Issue;
+use holm_proto::host::{Can, Environment};
+use serde_json::Value;
+
+/// The server key that seals vendor keys. Never logged.
+#[derive(Clone)]
+pub struct SecretKey {
+    key: [u8; 32],
+    /// Where it came from, for messages.
+    source: String,
+}
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretKey").field("source", &self.source).finish_non_exhaustive()
+    }
+}
+
+/// The shortest server key accepted, in characters.
+pub const MIN_SECRET_KEY_LEN: usize = 32;
+/// The prefix of a sealed value: the format's version.
+const SEALED_PREFIX: &str = "c20p1:";
+
+impl SecretKey {
+    /// Makes the key from a secret string (`HOLM_SERVER_SECRET_KEY`, or the
+    /// file's content): its SHA-256.
+    pub fn from_secret(secret: &str, source: &str) -> Result<Self, String> {
+        let secret = secret.trim();
+        if secret.len() < MIN_SECRET_KEY_LEN {
+            return Err(format!(
+                "{source} is shorter than {MIN_SECRET_KEY_LEN} characters; make one with: openssl rand -hex 32"
+            ));
+        }
+        use sha2::Digest;
+        let key: [u8; 32] = sha2::Sha256::digest(secret.as_bytes()).into();
+        Ok(Self { key, source: source.to_owned() })
+    }
+
+    /// The key from `HOLM_SERVER_SECRET_KEY` (`value`), else from the file at
+    /// `HOLM_SERVER_SECRET_FILE`, which is made with a new random key and
+    /// owner-only permissions when it does not exist. `None` with neither.
+    pub fn from_config(value: Option<&str>, file: Option<&Path>) -> Result<Option<Self>, String> {
+        if let Some(v) = value {
+            return Self::from_secret(v, "HOLM_SERVER_SECRET_KEY").map(Some);
+        }
+        let Some(path) = file else { return Ok(None) };
+        let source = format!("HOLM_SERVER_SECRET_FILE ({})", path.display());
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::from_secret(&text, &source).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::io::Write as _;
+                use std::os::unix::fs::OpenOptionsExt as _;
+                let secret = format!("{}{}", holm::ids::new_secret(), holm::ids::new_secret());
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("{source}: cannot make its directory: {e}"))?;
+                }
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(|e| format!("{source}: cannot make it: {e}"))?;
+                f.write_all(format!("{secret}\n").as_bytes())
+                    .and_then(|()| f.sync_all())
+                    .map_err(|e| format!("{source}: cannot write it: {e}"))?;
+                tracing::info!(file = %path.display(), "made a new server key file; keep a backup of it");
+                Self::from_secret(&secret, &source).map(Some)
+            }
+            Err(e) => Err(format!("{source}: cannot read it: {e}")),
+        }
+    }
+
+    fn cipher(&self) -> ChaCha20Poly1305 {
+        ChaCha20Poly1305::new(Key::from_slice(&self.key))
+    }
+
+    /// Seals `plain`, the secret `secret` of runtime `runtime`.
+    pub fn seal(&self, runtime: &str, secret: &str, plain: &str) -> String {
+        let nonce = ChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let aad = format!("holm-runtime\0{runtime}\0{secret}");
+        let sealed = self
+            .cipher()
+            .encrypt(&nonce, Payload { msg: plain.as_bytes(), aad: aad.as_bytes() })
+            .expect("ChaCha20-Poly1305 seals any message under 256 GiB");
+        let mut out = nonce.to_vec();
+        out.extend_from_slice(&sealed);
+        format!("{SEALED_PREFIX}{}", base64::engine::general_purpose::STANDARD.encode(out))
+    }
+
+    /// Opens a value [`SecretKey::seal`] made. The error says why, never
+    /// what.
+    pub fn open(&self, runtime: &str, secret: &str, sealed: &str) -> Result<String, String> {
+        let bytes = sealed
+            .strip_prefix(SEALED_PREFIX)
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .filter(|b| b.len() > 12)
+            .ok_or_else(|| format!("its stored {secret} is not in a form this server reads"))?;
+        let (nonce, msg) = bytes.split_at(12);
+        let aad = format!("holm-runtime\0{runtime}\0{secret}");
+        let plain = self
+            .cipher()
+            .decrypt(Nonce::from_slice(nonce), Payload { msg, aad: aad.as_bytes() })
+            .map_err(|_| {
+                format!(
+                    "its stored {secret} cannot be decrypted with this server's key ({}); \
+                     was the server key changed? Set the key again with `holm runtime set {runtime} --api-key`",
+                    self.source
+                )
+            })?;
+        String::from_utf8(plain).map_err(|_| format!("its stored {secret} is not text"))
+    }
+}
+
+/// The type of a vendor field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Text.
+    Text,
+    /// An `https` URL at a public address (when given through the API).
+    Endpoint,
+    /// `true` or `false`.
+    Bool,
+    /// Seconds, at least 60.
+    Secs,
+}
+
+/// One field a vendor takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// Its name.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: Kind,
+    /// Whether a runtime needs it.
+    pub required: bool,
+    /// The vendor's own environment variable for it, for
+    /// `HOLM_SERVER_SANDBOXES`.
+    pub env: Option<&'static str>,
+}
+
+const fn f(name: &'static str, kind: Kind, required: bool, env: Option<&'static str>) -> Field {
+    Field { name, kind, required, env }
+}
+
+/// A cloud vendor holm knows.
+#[derive(Debug, Clone, Copy)]
+pub struct Vendor {
+    /// Its provider name.
+    pub provider: &'static str,
+    /// What its boxes are isolated by.
+    pub environment: Environment,
+    /// What it can do.
+    pub can: Can,
+    /// The fields it takes besides the lifetimes.
+    pub fields: &'static [Field],
+    /// The vendor's own environment variable for its key.
+    pub key_env: &'static str,
+}
+
+const LIFETIME_FIELDS: &[Field] =
+    &[f("lifetime_secs", Kind::Secs, false, None), f("max_lifetime_secs", Kind::Secs, false, None)];
+
+const fn can(pause: bool, screens: u8) -> Can {
+    Can {
+        pause,
+        stop: false,
+        fork: false,
+        browser_profile: false,
+        screens,
+        wayland: false,
+        resources: false,
+    }
+}
+
+/// Every vendor, as the seeds name them.
+pub const VENDORS: &[Vendor] = &[
+    Vendor {
+        provider: "e2b",
+        environment: Environment::Microvm,
+        can: can(true, 6),
+        fields: &[
+            f("api_url", Kind::Endpoint, false, Some("E2B_API_URL")),
+            f("public_traffic", Kind::Bool, false, None),
+        ],
+        key_env: "E2B_API_KEY",
+    },
+    Vendor {
+        provider: "vercel",
+        environment: Environment::Microvm,
+        can: can(false, 6),
+        fields: &[
+            f("team_id", Kind::Text, true, Some("VERCEL_TEAM_ID")),
+            f("project_id", Kind::Text, true, Some("VERCEL_PROJECT_ID")),
+        ],
+        key_env: "VERCEL_TOKEN",
+    },
+    Vendor {
+        provider: "daytona",
+        environment: Environment::Container,
+        can: can(false, 6),
+        fields: &[
+            f("api_url", Kind::Endpoint, false, Some("DAYTONA_API_URL")),
+            f("target", Kind::Text, false, Some("DAYTONA_TARGET")),
+        ],
+        key_env: "DAYTONA_API_KEY",
+    },
+    Vendor {
+        provider: "modal",
+        environment: Environment::Container,
+        can: can(false, 6),
+        fields: &[f("token_id", Kind::Text, true, Some("MODAL_TOKEN_ID"))],
+        key_env: "MODAL_TOKEN_SECRET",
+    },
+    Vendor {
+        provider: "runtime-cloud",
+        environment: Environment::Microvm,
+        can: can(false, 6),
+        fields: &[f("api_url", Kind::Endpoint, false, Some("RUNTIME_API_URL"))],
+        key_env: "RUNTIME_API_KEY",
+    },
+];
+
+/// The vendor `provider` names.
+pub fn vendor(provider: &str) -> Option<&'static Vendor> {
+    VENDORS.iter().find(|v| v.provider == provider)
+}
+
+/// The provider names of every vendor.
+pub fn vendor_names() -> Vec<&'static str> {
+    VENDORS.iter().map(|v| v.provider).collect()
+}
+
+/// The name of a vendor's one secret.
+pub const API_KEY: &str = "api_key";
+
+/// Why no vendor's runtime takes boxes yet.
+pub fn no_adapter(provider: &str) -> String {
+    format!("no adapter for provider {provider} in this build yet; boxes cannot be created on it")
+}
+
+/// Checks a runtime's name: 1 to 40 lowercase letters, digits, `-` or `_`.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a runtime name: use 1 to 40 lowercase letters, digits, '-' or '_'"
+        ))
+    }
+}
+
+/// Checks `fields` for `vendor`, turning text into the field's type, and
+/// answers them in their stored form. `from_api`: endpoints must be `https`
+/// at a public address. Every wrong field is named at once, under
+/// `fields.NAME`.
+pub fn check_fields(
+    vendor: &Vendor,
+    fields: &BTreeMap<String, Value>,
+    from_api: bool,
+) -> Result<serde_json::Map<String, Value>, Vec<Issue>> {
+    let mut issues = Vec::new();
+    let mut out = serde_json::Map::new();
+    let all: Vec<&Field> = vendor.fields.iter().chain(LIFETIME_FIELDS).collect();
+    for (name, value) in fields {
+        let path = format!("fields.{name}");
+        let Some(field) = all.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = all.iter().map(|f| f.name).collect();
+            issues.push(Issue {
+                path,
+                problem: format!(
+                    "{} takes no field {name:?}; it takes: {}",
+                    vendor.provider,
+                    names.join(", ")
+                ),
+            });
+            continue;
+        };
+        match check_value(field.kind, value, from_api) {
+            Ok(v) => {
+                out.insert(name.clone(), v);
+            }
+            Err(problem) => issues.push(Issue { path, problem }),
+        }
+    }
+    for field in vendor.fields.iter().filter(|f| f.required) {
+        if !out.contains_key(field.name) {
+            issues.push(Issue {
+                path: format!("fields.{}", field.name),
+                problem: format!("{} needs it", vendor.provider),
+            });
+        }
+    }
+    if let (Some(l), Some(m)) = (
+        out.get("lifetime_secs").and_then(Value::as_u64),
+        out.get("max_lifetime_secs").and_then(Value::as_u64),
+    ) && l > m
+    {
+        issues.push(Issue {
+            path: "fields.lifetime_secs".into(),
+            problem: format!("{l} seconds is above max_lifetime_secs ({m} seconds)"),
+        });
+    }
+    if issues.is_empty() { Ok(out) } else { Err(issues) }
+}
+
+fn check_value(kind: Kind, value: &Value, from_api: bool) -> Result<Value, String> {
+    match kind {
+        Kind::Text => match value {
+            Value::String(s) if !s.trim().is_empty() => Ok(Value::String(s.trim().to_owned())),
+            Value::Number(n) => Ok(Value::String(n.to_string())),
+            _ => Err("must be a non-empty string".into()),
+        },
+        Kind::Endpoint => {
+            let s = value.as_str().ok_or("must be a URL in quotes, such as \"https://…\"")?;
+            if from_api {
+                check_public_endpoint(s)?;
+            } else {
+                reqwest::Url::parse(s).map_err(|e| format!("{s:?} is not a URL: {e}"))?;
+            }
+            Ok(Value::String(s.to_owned()))
+        }
+        Kind::Bool => match value {
+            Value::Bool(b) => Ok(Value::Bool(*b)),
+            Value::String(s) if s == "true" || s == "false" => Ok(Value::Bool(s == "true")),
+            _ => Err("must be true or false".into()),
+        },
+        Kind::Secs => {
+            let secs = match value {
+                Value::Number(n) => n.as_u64(),
+                Value::String(s) => crate::runtimes_file::parse_duration(s).ok(),
+                _ => None,
+            }
+            .ok_or("must be a number of seconds, or a time such as \"24h\"")?;
+            if secs < holm::spec::MIN_LIFETIME_SECS {
+                return Err(format!(
+                    "must be at least {} seconds, not {secs}",
+                    holm::spec::MIN_LIFETIME_SECS
+                ));
+            }
+            Ok(Value::from(secs))
+        }
+    }
+}
+
+/// Checks that an endpoint given through the API is `https` at a public
+/// address: no `localhost`, and no loopback, private, link-local, shared,
+/// unspecified, multicast or documentation IP address.
+pub fn check_public_endpoint(s: &str) -> Result<(), String> {
+    let url = reqwest::Url::parse(s).map_err(|e| format!("{s:?} is not a URL: {e}"))?;
+    if url.scheme() != "https" {
+        return Err(format!("{s:?} must use https"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not carry a user or password; give the key as api_key".into());
+    }
+    let not_public = || {
+        format!(
+            "{s:?} is not a public address; the API takes only public vendor endpoints (the runtimes file can name any)"
+        )
+    };
+    match url.host() {
+        None => Err(format!("{s:?} has no host")),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            if d == "localhost" || d.ends_with(".localhost") || !d.contains('.') {
+                return Err(not_public());
+            }
+            Ok(())
+        }
+        Some(url::Host::Ipv4(ip)) => {
+            if is_public(IpAddr::V4(ip)) {
+                Ok(())
+            } else {
+                Err(not_public())
+            }
+        }
+        Some(url::Host::Ipv6(ip)) => {
+            if is_public(IpAddr::V6(ip)) {
+                Ok(())
+            } else {
+                Err(not_public())
+            }
+        }
+    }
+}
+
+/// Whether `ip` is a public unicast address.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)) // shared (CGNAT)
+                || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+                || (a == 198 && (b == 18 || b == 19)) // benchmarking
+                || a >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local
+                || (first & 0xffc0) == 0xfe80 // link-local
+                || (first & 0xffc0) == 0xfec0 // site-local
+                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
+                || first == 0x0064 && v6.segments()[1] == 0xff9b) // NAT64
+        }
+    }
+}
+
+/// A runtime from `HOLM_SERVER_SANDBOXES`, named after its vendor, with its
+/// settings and key from the vendor's own environment variables. Its key is
+/// held in memory only, never stored.
+#[derive(Clone, PartialEq)]
+pub struct EnvSandbox {
+    /// The vendor, which is also the runtime's name.
+    pub provider: String,
+    /// Its settings.
+    pub fields: BTreeMap<String, Value>,
+    /// Its key. Never logged.
+    pub key: String,
+}
+
+impl fmt::Debug for EnvSandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnvSandbox")
+            .field("provider", &self.provider)
+            .field("fields", &self.fields)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads `HOLM_SERVER_SANDBOXES` (`list`) and each vendor's variables
+/// through `get`. A missing key or required setting names its variable.
+pub fn env_sandboxes(
+    list: &str,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<EnvSandbox>, String> {
+    let mut out: Vec<EnvSandbox> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let v = vendor(name).ok_or_else(|| {
+            format!(
+                "HOLM_SERVER_SANDBOXES names {name:?}, which is no vendor; use some of: {}",
+                vendor_names().join(", ")
+            )
+        })?;
+        if out.iter().any(|s| s.provider == name) {
+            continue;
+        }
+        let key = get(v.key_env).ok_or_else(|| {
+            format!("HOLM_SERVER_SANDBOXES names {name}, which needs {} to be set", v.key_env)
+        })?;
+        let mut fields = BTreeMap::new();
+        for field in v.fields {
+            let Some(var) = field.env else { continue };
+            match get(var) {
+                Some(value) => {
+                    fields.insert(field.name.to_owned(), Value::String(value));
+                }
+                None if field.required => {
+                    return Err(format!(
+                        "HOLM_SERVER_SANDBOXES names {name}, which needs {var} to be set"
+                    ));
+                }
+                None => {}
+            }
+        }
+        check_fields(v, &fields, false).map_err(|issues| {
+            let why: Vec<String> =
+                issues.iter().map(|i| format!("{}: {}", i.path, i.problem)).collect();
+            format!("HOLM_SERVER_SANDBOXES: {name}: {}", why.join("; "))
+        })?;
+        out.push(EnvSandbox { provider: name.to_owned(), fields, key });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_keys_open_only_with_the_same_key_and_runtime() {
+        let k = SecretKey::from_secret(&"k".repeat(40), "test").unwrap();
+        let sealed = k.seal("cloud", API_KEY, "e2b_live_secret");
+        assert!(!sealed.contains("e2b_live_secret"));
+        assert_ne!(sealed, k.seal("cloud", API_KEY, "e2b_live_secret"), "a random nonce each time");
+        assert_eq!(k.open("cloud", API_KEY, &sealed).unwrap(), "e2b_live_secret");
+        let e = k.open("other", API_KEY, &sealed).unwrap_err();
+        assert!(e.contains("cannot be decrypted"), "{e}");
+        let other = SecretKey::from_secret(&"j".repeat(40), "test").unwrap();
+        let e = other.open("cloud", API_KEY, &sealed).unwrap_err();
+        assert!(e.contains("cannot be decrypted") && !e.contains("e2b_live"), "{e}");
+        assert!(k.open("cloud", API_KEY, "plain").unwrap_err().contains("not in a form"));
+        assert!(SecretKey::from_secret("short", "X").unwrap_err().contains("shorter than 32"));
+        assert!(!format!("{k:?}").contains("kkkk"));
+    }
+
+    #[test]
+    fn a_missing_key_file_is_made_owner_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/secret.key");
+        let a = SecretKey::from_config(None, Some(&path)).unwrap().unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let b = SecretKey::from_config(None, Some(&path)).unwrap().unwrap();
+        assert_eq!(a.key, b.key, "the same file gives the same key");
+        assert!(SecretKey::from_config(None, None).unwrap().is_none());
+        let c = SecretKey::from_config(Some(&"x".repeat(32)), Some(&path)).unwrap().unwrap();
+        assert_ne!(a.key, c.key, "the variable wins");
+    }
+
+    #[test]
+    fn endpoints_through_the_api_are_https_and_public() {
+        for ok in ["https://api.e2b.example.com", "https://8.8.8.8/x", "https://[2606:4700::1111]/"]
+        {
+            assert!(check_public_endpoint(ok).is_ok(), "{ok}");
+        }
+        for (bad, want) in [
+            ("http://api.example.com", "must use https"),
+            ("https://localhost:8443", "not a public address"),
+            ("https://api.localhost", "not a public address"),
+            ("https://127.0.0.1", "not a public address"),
+            ("https://10.1.2.3", "not a public address"),
+            ("https://172.16.0.1", "not a public address"),
+            ("https://192.168.1.1", "not a public address"),
+            ("https://169.254.169.254/latest", "not a public address"),
+            ("https://100.64.0.1", "not a public address"),
+            ("https://0.0.0.0", "not a public address"),
+            ("https://[::1]", "not a public address"),
+            ("https://[fe80::1]", "not a public address"),
+            ("https://[fd00::1]", "not a public address"),
+            ("https://[::ffff:127.0.0.1]", "not a public address"),
+            ("https://intranet", "not a public address"),
+            ("https://u:p@api.example.com", "must not carry a user"),
+            ("unix:///var/run/docker.sock", "must use https"),
+            ("nonsense", "is not a URL"),
+        ] {
+            let e = check_public_endpoint(bad).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn fields_are_checked_by_vendor_and_every_wrong_one_named() {
+        let fields = |pairs: &[(&str, Value)]| -> BTreeMap<String, Value> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+        };
+        let vercel = vendor("vercel").unwrap();
+        let ok = check_fields(
+            vercel,
+            &fields(&[
+                ("team_id", "team_1".into()),
+                ("project_id", "prj_1".into()),
+                ("max_lifetime_secs", "86400".into()),
+            ]),
+            true,
+        )
+        .unwrap();
+        assert_eq!(ok["max_lifetime_secs"], 86400);
+        let issues = check_fields(
+            vercel,
+            &fields(&[
+                ("program", "/bin/sh".into()),
+                ("socket", "/var/run/docker.sock".into()),
+                ("lifetime_secs", 5.into()),
+            ]),
+            true,
+        )
+        .unwrap_err();
+        let paths: Vec<&str> = issues.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "fields.lifetime_secs",
+                "fields.program",
+                "fields.socket",
+                "fields.team_id",
+                "fields.project_id"
+            ]
+        );
+        let e2b = vendor("e2b").unwrap();
+        let issues = check_fields(e2b, &fields(&[("api_url", "https://127.0.0.1".into())]), true)
+            .unwrap_err();
+        assert!(issues[0].problem.contains("not a public address"), "{issues:?}");
+        assert!(
+            check_fields(e2b, &fields(&[("api_url", "http://127.0.0.1".into())]), false).is_ok()
+        );
+        let issues =
+            check_fields(e2b, &fields(&[("public_traffic", "maybe".into())]), true).unwrap_err();
+        assert_eq!(issues[0].problem, "must be true or false");
+    }
+}
