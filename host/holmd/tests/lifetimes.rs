@@ -228,6 +228,27 @@ impl Harness {
         Self::serve(self.fake, self.clock, self.dir, self.hanging, with_runtime).await
     }
 
+    /// Stops the server, loses its box records, and starts another.
+    async fn restart_losing_the_store(mut self) -> Self {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+        // A write the stopped server began on a blocking thread may still
+        // land in the directory while it is removed: try again then.
+        let boxes = self.dir.path().join("boxes");
+        for attempt in 0.. {
+            match std::fs::remove_dir_all(&boxes) {
+                Ok(()) => break,
+                Err(e) if attempt < 50 => {
+                    eprintln!("removing the store again: {e}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("cannot remove the store: {e}"),
+            }
+        }
+        std::fs::create_dir_all(&boxes).unwrap();
+        Self::serve(self.fake, self.clock, self.dir, self.hanging, true).await
+    }
+
     async fn serve(
         fake: Arc<Fake>,
         clock: Arc<ManualClock>,
@@ -604,10 +625,7 @@ async fn a_box_the_store_lost_is_found_by_its_labels() {
     other.labels.insert(holm::runtime::LABEL_SERVER.into(), "another-server".into());
     other.labels.insert(LABEL_BOX.into(), "box_other".into());
     h.fake.machines.lock().unwrap().insert(other.id.clone(), other);
-    // The store is lost.
-    std::fs::remove_dir_all(h.dir.path().join("boxes")).unwrap();
-    std::fs::create_dir_all(h.dir.path().join("boxes")).unwrap();
-    let h = h.restart(true).await;
+    let h = h.restart_losing_the_store().await;
     let info = h.client.get_box(&id, None).await.expect("found by its labels");
     assert_eq!(info.state, BoxState::Running);
     assert_eq!(info.idle_timeout_secs, Some(300));
