@@ -133,50 +133,60 @@ async fn one(
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         };
-        let mut ready_ms = Vec::new();
-        let mut polls = 0u32;
-        loop {
-            if Instant::now() > deadline {
-                bail!("the box's desktop was not ready in 120 seconds");
-            }
-            let mut all_ready = false;
-            if let Ok(h) = guest.health().await {
-                if !has(&seen, "guest") {
-                    seen.push(("guest", t0.elapsed()));
+        // The guest's health, polled every 5 ms; and, beside it, Chromium's
+        // window, asked of X through the guest every 25 ms (an `xdotool`
+        // process each time, so less often: the asking loads the start it
+        // measures).
+        let health = async {
+            let mut seen: Seen = Vec::new();
+            let mut ready_ms = Vec::new();
+            loop {
+                if Instant::now() > deadline {
+                    bail!("the box's desktop was not ready in 120 seconds");
                 }
-                for c in h.components.iter().filter(|c| c.screen == 0) {
-                    let Some(stage) = STAGES.iter().map(|(s, _)| *s).find(|s| *s == c.name) else {
-                        continue;
-                    };
-                    if c.state == ComponentState::Ready && !has(&seen, stage) {
-                        seen.push((stage, t0.elapsed()));
-                        if let Some(ms) = c.ready_ms {
-                            ready_ms.push((c.name.clone(), ms));
+                if let Ok(h) = guest.health().await {
+                    if !has(&seen, "guest") {
+                        seen.push(("guest", t0.elapsed()));
+                    }
+                    for c in h.components.iter().filter(|c| c.screen == 0) {
+                        let Some(stage) = STAGES.iter().map(|(s, _)| *s).find(|s| *s == c.name)
+                        else {
+                            continue;
+                        };
+                        if c.state == ComponentState::Ready && !has(&seen, stage) {
+                            seen.push((stage, t0.elapsed()));
+                            if let Some(ms) = c.ready_ms {
+                                ready_ms.push((c.name.clone(), ms));
+                            }
                         }
                     }
+                    if h.components.iter().all(|c| {
+                        matches!(c.state, ComponentState::Ready | ComponentState::Disabled)
+                    }) {
+                        return anyhow::Ok((seen, ready_ms));
+                    }
                 }
-                all_ready = h
-                    .components
-                    .iter()
-                    .all(|c| matches!(c.state, ComponentState::Ready | ComponentState::Disabled));
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            // Chromium's window, asked of X through the guest every fourth
-            // poll once the display answers, so the asking loads the start it
-            // measures little.
-            if has(&seen, "xvfb") && !has(&seen, "chromium_window") && polls.is_multiple_of(4) {
+        };
+        let window = async {
+            loop {
+                if Instant::now() > deadline {
+                    bail!("Chromium's window was not mapped in 120 seconds");
+                }
                 let r = guest
                     .exec(&["xdotool", "search", "--onlyvisible", "--class", "chromium"])
                     .await;
                 if r.is_ok_and(|r| r.exit_code == Some(0) && !r.stdout.trim().is_empty()) {
-                    seen.push(("chromium_window", t0.elapsed()));
+                    return anyhow::Ok(t0.elapsed());
                 }
+                tokio::time::sleep(Duration::from_millis(25)).await;
             }
-            polls += 1;
-            if all_ready && has(&seen, "chromium_window") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        };
+        let (health, window) = tokio::join!(health, window);
+        let (more, ready_ms) = health?;
+        seen.extend(more);
+        seen.push(("chromium_window", window?));
         anyhow::Ok((seen, ready_ms))
     };
 
