@@ -15,6 +15,9 @@ use super::stats::{Samples, Summary};
 pub struct Concurrency {
     /// K: boxes.
     pub boxes: usize,
+    /// How long starting the K boxes at once took, seconds (until the last
+    /// was running).
+    pub boxes_started_in_secs: f64,
     /// M: clients on each box.
     pub clients_per_box: usize,
     /// T: how long the clients ran, seconds.
@@ -107,6 +110,7 @@ pub async fn run(
     let throughput = (ops as f64 / elapsed * 10.0).round() / 10.0;
     Concurrency {
         boxes: boxes.len(),
+        boxes_started_in_secs: 0.0,
         clients_per_box: clients,
         duration_secs: (elapsed * 10.0).round() / 10.0,
         ops,

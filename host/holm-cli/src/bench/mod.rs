@@ -189,7 +189,8 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         placement: Placement { expires_after_secs: Some(3600), ..Placement::default() },
     };
 
-    let phases = phases(&server, docker.docker(), &request, &config);
+    let mut loads = Vec::new();
+    let phases = phases(&server, docker.docker(), &request, &config, &mut loads);
     let result = tokio::select! {
         r = phases => r,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
@@ -200,6 +201,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     drop(server);
     let (latency, cold_start, memory, concurrency) = result?;
 
+    machine.load_by_phase = loads;
     machine.finish(docker.docker()).await;
     let targets = report::targets(&config, &latency, &cold_start, &memory, &concurrency);
     let report = Report {
@@ -236,10 +238,14 @@ async fn phases(
     docker: &bollard::Docker,
     request: &CreateBox,
     config: &Config,
+    loads: &mut Vec<(String, Option<[f64; 3]>)>,
 ) -> anyhow::Result<Phases> {
+    let mut phase = |name: &str| loads.push((name.to_owned(), report::load_average()));
     // Cold starts first, while no other box of ours runs.
+    phase("cold start");
     let cold_start = cold::run(server, request, config.cold_starts, &progress).await?;
 
+    phase("latency");
     progress("latency: starting a box");
     let id = new_box(server, request).await?;
     let guest = server.straight(&id).context("the box has no guest URL")?;
@@ -257,10 +263,13 @@ async fn phases(
     .await?;
     server.remove(&id).await?;
 
+    phase("concurrency");
     progress(&format!("concurrency: starting {} boxes", config.boxes));
+    let t = std::time::Instant::now();
     let starts = (0..config.boxes).map(|_| new_box(server, request));
     let ids: Vec<String> =
         futures_util::future::try_join_all(starts).await.context("start the boxes")?;
+    let started_in = t.elapsed().as_secs_f64();
     tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
     for id in &ids {
         samples.push(memory::sample(docker, id).await?);
@@ -269,9 +278,10 @@ async fn phases(
         "concurrency: {} boxes × {} clients for {} s",
         config.boxes, config.clients_per_box, config.duration_secs
     ));
-    let concurrency =
+    let mut concurrency =
         load::run(server, &ids, config.clients_per_box, Duration::from_secs(config.duration_secs))
             .await;
+    concurrency.boxes_started_in_secs = (started_in * 10.0).round() / 10.0;
     Ok((latency, cold_start, report::Memory::new(samples, top), concurrency))
 }
 

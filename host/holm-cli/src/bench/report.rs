@@ -27,8 +27,13 @@ pub struct Machine {
     pub docker: Option<String>,
     /// The cgroup version the engine uses.
     pub cgroup_version: Option<String>,
+    /// How busy the CPUs were in the second before the run started anything
+    /// (other work on the machine), percent of all CPUs.
+    pub cpu_busy_before_pct: Option<f64>,
     /// The load average (1, 5, 15 minutes) when the run started.
     pub load_at_start: Option<[f64; 3]>,
+    /// The load average as each phase began.
+    pub load_by_phase: Vec<(String, Option<[f64; 3]>)>,
     /// The load average when it ended.
     pub load_at_end: Option<[f64; 3]>,
     /// Containers running that this run did not make, when it started.
@@ -43,7 +48,29 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-fn load_average() -> Option<[f64; 3]> {
+/// (busy, total) jiffies of all CPUs so far.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let text = read("/proc/stat")?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal
+    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+    let total: u64 = v.iter().take(8).sum();
+    Some((total - idle, total))
+}
+
+/// How busy the CPUs are over the next second, percent.
+async fn cpu_busy() -> Option<f64> {
+    let (b0, t0) = cpu_jiffies()?;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let (b1, t1) = cpu_jiffies()?;
+    #[allow(clippy::cast_precision_loss)]
+    let pct = (b1 - b0) as f64 / (t1 - t0).max(1) as f64 * 100.0;
+    Some(pct.round())
+}
+
+/// The load average now.
+pub fn load_average() -> Option<[f64; 3]> {
     let text = read("/proc/loadavg")?;
     let mut it = text.split_whitespace().map(|v| v.parse::<f64>().ok());
     Some([it.next()??, it.next()??, it.next()??])
@@ -82,6 +109,7 @@ impl Machine {
         });
         let info = docker.info().await.ok();
         let (other, holm) = containers(docker).await.unzip();
+        let cpu_busy_before_pct = cpu_busy().await;
         Self {
             cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
             cpu_model,
@@ -93,7 +121,9 @@ impl Machine {
                 .as_ref()
                 .and_then(|i| i.cgroup_version.as_ref())
                 .map(|v| v.to_string()),
+            cpu_busy_before_pct,
             load_at_start: load_average(),
+            load_by_phase: Vec::new(),
             load_at_end: None,
             other_containers_at_start: other,
             other_holm_boxes_at_start: holm,
@@ -290,9 +320,13 @@ pub fn print(r: &Report) {
     let load = |l: Option<[f64; 3]>| {
         l.map_or_else(|| "?".into(), |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
     };
+    let phases: Vec<String> =
+        m.load_by_phase.iter().map(|(p, l)| format!("{p} {}", load(*l))).collect();
     output::line(&format!(
-        "load average {} at the start, {} at the end; other containers running: {} at the start ({} holm boxes), {} at the end",
+        "CPUs {}% busy with other work just before the run; load average {} at the start ({}), {} at the end; other containers running: {} at the start ({} holm boxes), {} at the end",
+        m.cpu_busy_before_pct.map_or_else(|| "?".into(), |v| v.to_string()),
         load(m.load_at_start),
+        phases.join(", "),
         load(m.load_at_end),
         m.other_containers_at_start.map_or_else(|| "?".into(), |v| v.to_string()),
         m.other_holm_boxes_at_start.map_or_else(|| "?".into(), |v| v.to_string()),
@@ -375,8 +409,8 @@ pub fn print(r: &Report) {
 
     let c = &r.concurrency;
     output::line(&format!(
-        "\nconcurrency: {} boxes × {} clients, {:.0} s\n",
-        c.boxes, c.clients_per_box, c.duration_secs
+        "\nconcurrency: {} boxes × {} clients, {:.0} s (the {} boxes started at once in {:.1} s)\n",
+        c.boxes, c.clients_per_box, c.duration_secs, c.boxes, c.boxes_started_in_secs
     ));
     output::line(
         "| calls | per second | errors | screenshot p50 / p99 ms | click p50 / p99 ms | all p50 / p99 ms |",
