@@ -200,6 +200,9 @@ enum Command {
     /// Save a box's browser login (cookies and web storage), or load one into a box.
     #[command(subcommand)]
     State(crate::browser::StateCmd),
+    /// Measure holm against the exec-driven way on real boxes on Docker (its
+    /// own holmd in this process; prints tables and writes a JSON report).
+    Bench(crate::bench::BenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -729,6 +732,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bridge(a) => crate::browser::bridge(&client, a, json).await,
         Command::Page(a) => crate::browser::page(&client, a, json).await,
         Command::State(cmd) => crate::browser::state(&client, cmd, json).await,
+        Command::Bench(args) => crate::bench::run(args, json).await,
         Command::Apps => {
             let apps = client.apps().await?;
             if json {

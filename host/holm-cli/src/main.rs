@@ -5,6 +5,7 @@
 //! standard error in the one error shape, and the exit status is non-zero.
 //! `holm mcp --stdio` serves MCP on standard input and output ([`mcp`]).
 
+mod bench;
 mod browser;
 mod cmd;
 mod mcp;

@@ -1,0 +1,124 @@
+//! Concurrency: K boxes, M clients on each, every client looping a
+//! screenshot and a click through holmd for T seconds.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use holm_proto::guest::ScreenshotOptions;
+use serde::Serialize;
+
+use super::server::Server;
+use super::stats::{Samples, Summary};
+
+/// What the load run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Concurrency {
+    /// K: boxes.
+    pub boxes: usize,
+    /// How long starting the K boxes at once took, seconds (until the last
+    /// was running).
+    pub boxes_started_in_secs: f64,
+    /// M: clients on each box.
+    pub clients_per_box: usize,
+    /// T: how long the clients ran, seconds.
+    pub duration_secs: f64,
+    /// Calls that succeeded.
+    pub ops: usize,
+    /// Calls per second, all clients together.
+    pub throughput_per_sec: f64,
+    /// Calls that failed.
+    pub errors: usize,
+    /// The first few failures.
+    pub error_samples: Vec<String>,
+    /// Screenshots (PNG, through holmd).
+    pub screenshot: Summary,
+    /// Clicks (through holmd).
+    pub click: Summary,
+    /// Both.
+    pub all: Summary,
+}
+
+#[derive(Default)]
+struct Tally {
+    shot: Samples,
+    click: Samples,
+    all: Samples,
+    errors: usize,
+    samples: Vec<String>,
+}
+
+impl Tally {
+    fn fail(&mut self, e: &holm_client::ClientError) {
+        self.errors += 1;
+        if self.samples.len() < 5 {
+            self.samples.push(e.to_string());
+        }
+    }
+}
+
+/// Runs `clients` clients on each of `boxes` for `duration`.
+pub async fn run(
+    server: &Server,
+    boxes: &[String],
+    clients: usize,
+    duration: Duration,
+) -> Concurrency {
+    let tally = RefCell::new(Tally::default());
+    let start = Instant::now();
+    let deadline = start + duration;
+    let workers =
+        boxes.iter().flat_map(|id| (0..clients).map(move |c| (id.clone(), c))).map(|(id, c)| {
+            let b = server.another_client().boxed(&id);
+            let tally = &tally;
+            async move {
+                let mut i = c * 7;
+                while Instant::now() < deadline {
+                    let t = Instant::now();
+                    match b.screenshot(0, &ScreenshotOptions::default()).await {
+                        Ok(_) => {
+                            let mut tl = tally.borrow_mut();
+                            tl.shot.push(t.elapsed());
+                            tl.all.push(t.elapsed());
+                        }
+                        Err(e) => {
+                            tally.borrow_mut().fail(&e);
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                    }
+                    let (x, y) = (100 + i32::try_from(i % 40).unwrap_or(0) * 25, 300);
+                    i += 1;
+                    let t = Instant::now();
+                    match b.click(0, x, y).await {
+                        Ok(_) => {
+                            let mut tl = tally.borrow_mut();
+                            tl.click.push(t.elapsed());
+                            tl.all.push(t.elapsed());
+                        }
+                        Err(e) => {
+                            tally.borrow_mut().fail(&e);
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                    }
+                }
+            }
+        });
+    futures_util::future::join_all(workers).await;
+    let elapsed = start.elapsed().as_secs_f64();
+    let tally = tally.into_inner();
+    let ops = tally.all.len();
+    #[allow(clippy::cast_precision_loss)]
+    let throughput = (ops as f64 / elapsed * 10.0).round() / 10.0;
+    Concurrency {
+        boxes: boxes.len(),
+        boxes_started_in_secs: 0.0,
+        clients_per_box: clients,
+        duration_secs: (elapsed * 10.0).round() / 10.0,
+        ops,
+        throughput_per_sec: throughput,
+        errors: tally.errors,
+        error_samples: tally.samples,
+        screenshot: tally.shot.summary(),
+        click: tally.click.summary(),
+        all: tally.all.summary(),
+    }
+}
