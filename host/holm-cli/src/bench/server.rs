@@ -42,13 +42,19 @@ impl Server {
         let dir =
             tempfile::tempdir().context("make a state directory for the benchmark's holmd")?;
         let token = holm::ids::new_secret();
-        let config = holmd::config::ServerConfig {
-            addr: ([127, 0, 0, 1], 0).into(),
-            token: Some(token.clone()),
-            state_dir: dir.path().join("state"),
-            runtimes: Some(vec!["docker".into()]),
-            public_url: None,
-        };
+        let state_dir = dir.path().join("state");
+        // Its own server name, so no other holmd on this engine takes its
+        // boxes back, and no runtimes file or vendor from the environment.
+        let server_name = format!("holm-bench-{}", &token[..12]);
+        let config = holmd::config::ServerConfig::from_lookup(|key| match key {
+            "HOLM_SERVER_ADDR" => Some("127.0.0.1:0".to_owned()),
+            "HOLM_SERVER_TOKEN" => Some(token.clone()),
+            "HOLM_STATE_DIR" => Some(state_dir.display().to_string()),
+            "HOLM_SERVER_RUNTIMES" => Some("docker".to_owned()),
+            "HOLM_SERVER_NAME" => Some(server_name.clone()),
+            _ => None,
+        })
+        .map_err(|e| anyhow::anyhow!("the benchmark's holmd configuration: {e}"))?;
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
