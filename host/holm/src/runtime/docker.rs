@@ -350,11 +350,16 @@ impl Runtime for DockerRuntime {
     }
 
     async fn remove(&self, id: &str) -> Result<()> {
+        // One look at the container serves both questions below.
+        let inspected =
+            self.docker.inspect_container(id, None::<InspectContainerOptions>).await.ok();
+        let config = inspected.as_ref().and_then(|c| c.config.as_ref());
+        let state = inspected.as_ref().and_then(|c| c.state.as_ref());
+        let running = state.is_some_and(|s| s.running == Some(true) && s.paused != Some(true));
         // A kept profile must be written out: Chromium saves its cookies on a
         // clean exit, which SIGKILL (a forced remove) would not give it.
-        if let Ok(m) = self.inspect(id).await
-            && m.labels.contains_key(LABEL_PROFILE)
-            && m.state == MachineState::Running
+        if running
+            && config.and_then(|c| c.labels.as_ref()).is_some_and(|l| l.contains_key(LABEL_PROFILE))
         {
             let options = StopContainerOptionsBuilder::default().t(10).build();
             if let Err(e) = self.docker.stop_container(id, Some(options)).await {
@@ -362,10 +367,7 @@ impl Runtime for DockerRuntime {
             }
         }
         // A fork's image goes with it: nothing else uses it.
-        let image = match self.docker.inspect_container(id, None::<InspectContainerOptions>).await {
-            Ok(c) => c.config.and_then(|c| c.image).filter(|i| i.starts_with(FORK_REPO)),
-            Err(_) => None,
-        };
+        let image = config.and_then(|c| c.image.clone()).filter(|i| i.starts_with(FORK_REPO));
         let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         let removed = self.docker.remove_container(id, Some(options)).await;
         if let Some(image) = image
