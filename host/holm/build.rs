@@ -22,6 +22,8 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+include!("guest_inputs.rs");
+
 /// The only target the guest is built for: boxes are x86_64 Linux.
 const GUEST_TARGET: &str = "x86_64-unknown-linux-gnu";
 
@@ -56,14 +58,8 @@ fn main() {
     // Rebuild the guest only when something it is built from changed. Cargo
     // scans a directory named here for any file newer than the last run, so a
     // second build with nothing changed does not start the nested cargo at all.
-    for input in [
-        "guest-agent",
-        "shared/holm-proto",
-        "Cargo.lock",
-        "Cargo.toml",
-        ".cargo/config.toml",
-        "rust-toolchain.toml",
-    ] {
+    println!("cargo:rerun-if-changed=guest_inputs.rs");
+    for input in GUEST_INPUTS {
         // A path that does not exist would make cargo rerun this script on
         // every build, so only existing ones are named.
         let path = workspace.join(input);

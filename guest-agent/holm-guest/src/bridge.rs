@@ -15,6 +15,10 @@
 //! not the box secret, or a ticket in the path: `/t/<ticket>/json/version`.
 //! A ticket lives a short time (60 s by default) and opens one WebSocket
 //! connection; `/json` answers under it keep the prefix in their addresses.
+//! A ticket is only for that: it reads `/json/version`, `/json/list` and
+//! `/json/protocol` and opens its connection, but cannot open, activate or
+//! close a tab (`PUT /json/new`, `/json/activate`, `/json/close`), which
+//! need the secret.
 //! Without a secret set, everything is refused. Setting a new secret restarts
 //! the bridge: open connections close and tickets are forgotten.
 //!
@@ -50,6 +54,22 @@ pub const DEFAULT_TICKET_SECS: u32 = 60;
 pub const MAX_TICKET_SECS: u32 = 300;
 /// The shortest secret accepted.
 pub const MIN_SECRET_LEN: usize = 32;
+
+/// Checks a secret set through the API (the bridge's, or the box's own):
+/// at least [`MIN_SECRET_LEN`] characters, without spaces or control
+/// characters.
+pub fn check_secret(secret: &str) -> Result<(), ApiError> {
+    if secret.len() < MIN_SECRET_LEN || secret.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(ApiError::invalid_fields(vec![holm_proto::Issue {
+            path: "secret".into(),
+            problem: format!(
+                "must be at least {MIN_SECRET_LEN} characters, without spaces or control characters"
+            ),
+        }]));
+    }
+    Ok(())
+}
 /// Tickets held at most; the oldest go first.
 const MAX_TICKETS: usize = 1024;
 
@@ -109,16 +129,7 @@ impl Bridge {
     /// connection, forgets every ticket) and answers true; the same one
     /// changes nothing.
     pub fn set_secret(&self, secret: &str) -> Result<bool, ApiError> {
-        if secret.len() < MIN_SECRET_LEN
-            || secret.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(ApiError::invalid_fields(vec![holm_proto::Issue {
-                path: "secret".into(),
-                problem: format!(
-                    "must be at least {MIN_SECRET_LEN} characters, without spaces or control characters"
-                ),
-            }]));
-        }
+        check_secret(secret)?;
         let mut inner = self.lock();
         if inner
             .secret
@@ -329,7 +340,10 @@ async fn proxy(State(bridge): State<Arc<Bridge>>, req: Request) -> Result<Respon
     }
     if rest == "/json" || rest.starts_with("/json/") {
         let prefix = match credential {
-            Credential::Ticket(p) => p,
+            Credential::Ticket(p) => {
+                ticket_may_read(req.method(), rest)?;
+                p
+            }
             Credential::Bearer => String::new(),
         };
         let method = req.method().clone();
@@ -340,6 +354,25 @@ async fn proxy(State(bridge): State<Arc<Bridge>>, req: Request) -> Result<Respon
     Err(ApiError::new(ErrorCode::RouteNotFound, format!("the bridge has no route for {}", loggable(&path)))
         .with_hint("the bridge serves /json/version, /json/list, /json/new, /json/activate/ID, /json/close/ID, /json/protocol and DevTools WebSockets")
         .into())
+}
+
+/// What a ticket may do besides its one connection: read.
+fn ticket_may_read(method: &Method, rest: &str) -> Result<(), Error> {
+    // Playwright asks for `/json/version/`.
+    let reads = (method == Method::GET || method == Method::HEAD)
+        && matches!(
+            rest.trim_end_matches('/'),
+            "/json" | "/json/version" | "/json/list" | "/json/protocol"
+        );
+    if reads {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::Forbidden,
+        format!("a bridge ticket cannot {method} {rest}: it reads /json/version, /json/list and /json/protocol and opens one connection"),
+    )
+    .with_hint("opening, activating or closing tabs needs the bridge secret (Authorization: Bearer)")
+    .into())
 }
 
 fn browser_down(e: impl std::fmt::Display) -> Error {
@@ -492,6 +525,30 @@ mod tests {
     use super::*;
     use axum::http::HeaderValue;
     use serde_json::json;
+
+    #[test]
+    fn a_ticket_reads_and_does_nothing_else() {
+        for (m, p) in [
+            (Method::GET, "/json/version/"),
+            (Method::GET, "/json/version"),
+            (Method::GET, "/json/list"),
+            (Method::GET, "/json"),
+            (Method::HEAD, "/json/protocol"),
+        ] {
+            assert!(ticket_may_read(&m, p).is_ok(), "{m} {p}");
+        }
+        for (m, p) in [
+            (Method::PUT, "/json/new?about:blank"),
+            (Method::PUT, "/json/new"),
+            (Method::GET, "/json/new"),
+            (Method::GET, "/json/close/ABC"),
+            (Method::PUT, "/json/activate/ABC"),
+            (Method::PUT, "/json/version"),
+        ] {
+            let e = ticket_may_read(&m, p).unwrap_err();
+            assert_eq!(e.0.code, ErrorCode::Forbidden, "{m} {p}");
+        }
+    }
 
     #[test]
     fn addresses_are_rewritten_to_the_bridge_and_keep_the_ticket() {

@@ -2,12 +2,17 @@
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
-//! | `HOLM_BOX_SECRET` | (required) | the bearer secret every route but `/health` needs |
+//! | `HOLM_BOX_SECRET_SHA256` | (this or the next) | the SHA-256 (hex) of the bearer secret every route but `/health` needs: what holm gives a box, so the secret itself is in no container's configuration, and so in no image a fork commits |
+//! | `HOLM_BOX_SECRET` | (or the one above) | the bearer secret itself (at least 16 characters), for a guest started by hand |
+//! | `HOLM_DESKTOP_USER` | unset: the guest's own user | the user the desktop (display, window manager, VNC, Chromium) runs as, such as `holm` in the box image; the guest drops to it for each component it starts |
 //! | `HOLM_PROFILE` | `x11` | the display profile |
 //! | `HOLM_SCREENS` | `1` | how many screens, 1 to 6 |
 //! | `HOLM_SCREEN_SIZES` | `1280x800` | one size for all screens, or one per screen, comma-separated |
 //! | `HOLM_GUEST_ADDR` | `0.0.0.0:8765` | where the API listens |
 //! | `HOLM_BRIDGE_ADDR` | `0.0.0.0:9223` | where the Chromium bridge listens |
+//! | `HOLM_VIEWER_ADDR` | `0.0.0.0:6080` | where the viewers (pages and RFB over WebSocket) listen |
+//! | `HOLM_NOVNC_DIR` | `/usr/share/novnc` | noVNC's files (Debian's `novnc` package), served to the viewer pages |
+//! | `HOLM_VIEWER_GRACE_SECS` | `10` | a person whose takeover connections all closed keeps control this long |
 //! | `HOLM_DISPLAY_BASE` | `1` | screen `i` is X display `:BASE+i` |
 //! | `HOLM_VNC_PORT_BASE` | `5900` | screen `i`'s x11vnc listens on loopback port `BASE+i` |
 //! | `HOLM_DEVTOOLS_PORT_BASE` | `9300` | screen `i`'s Chromium DevTools listens on loopback port `BASE+i` |
@@ -16,7 +21,9 @@
 //! | `HOLM_CHROMIUM_PROFILE` | `$HOLM_STATE_DIR/chromium-0` | screen 0's user data directory (a kept browser profile is mounted here) |
 //! | `HOLM_VNC` | `on` | `off` runs no x11vnc |
 //! | `HOLM_HOME` | `$HOME` or `/root` | the home directory of the desktop and of commands |
-//! | `HOLM_STATE_DIR` | `$HOLM_HOME/.holm` | browser profiles and component logs |
+//! | `HOLM_STATE_DIR` | `.holm` in the desktop user's home, else in `$HOLM_HOME` | browser profiles and component logs |
+//! | `HOLM_WAYLAND_DIR` | `/tmp/holm-wayland-$HOLM_DISPLAY_BASE` | Wayland: sway's sockets and configuration (its `XDG_RUNTIME_DIR`) |
+//! | `HOLM_WAYLAND_UID` | `65534` | Wayland: the user (and group) sway runs as when the guest is root and no `HOLM_DESKTOP_USER` is set; sway refuses root |
 
 use std::collections::HashMap;
 use std::fmt;
@@ -24,6 +31,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT, Profile};
+use holm_proto::viewer::VIEWER_PORT;
 
 /// The most screens a box may have.
 pub const MAX_SCREENS: u8 = 6;
@@ -53,11 +61,47 @@ impl std::str::FromStr for Size {
     }
 }
 
+/// A user the desktop runs as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DesktopUser {
+    /// Its name.
+    pub name: String,
+    /// Its user id.
+    pub uid: u32,
+    /// Its group id.
+    pub gid: u32,
+    /// Its home directory.
+    pub home: PathBuf,
+}
+
+impl DesktopUser {
+    /// Finds `name` in a `passwd` file's text.
+    pub fn from_passwd(passwd: &str, name: &str) -> Option<Self> {
+        passwd.lines().find_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            if f.len() < 7 || f[0] != name {
+                return None;
+            }
+            Some(Self {
+                name: name.to_owned(),
+                uid: f[2].parse().ok()?,
+                gid: f[3].parse().ok()?,
+                home: PathBuf::from(f[5]),
+            })
+        })
+    }
+}
+
 /// The guest's whole configuration.
 #[derive(Clone)]
 pub struct Config {
-    /// The bearer secret. Never logged: `Debug` hides it.
-    pub secret: String,
+    /// The SHA-256 of the bearer secret. Never logged: `Debug` hides it.
+    pub secret_sha256: [u8; 32],
+    /// The user the desktop runs as; `None` runs it as the guest's own.
+    pub desktop_user: Option<DesktopUser>,
+    /// Whether Chromium's own sandbox can run here (found at start: it
+    /// needs user namespaces, which the box's seccomp profile may refuse).
+    pub chromium_sandbox: bool,
     /// The display profile.
     pub profile: Profile,
     /// One size per screen.
@@ -66,6 +110,12 @@ pub struct Config {
     pub addr: SocketAddr,
     /// Where the Chromium bridge listens.
     pub bridge_addr: SocketAddr,
+    /// Where the viewers listen.
+    pub viewer_addr: SocketAddr,
+    /// noVNC's files.
+    pub novnc_dir: PathBuf,
+    /// How long a person keeps control after their last takeover connection closed.
+    pub viewer_grace: std::time::Duration,
     /// Screen `i` is display `:display_base + i`.
     pub display_base: u16,
     /// Screen `i`'s VNC port is `vnc_port_base + i`.
@@ -82,16 +132,25 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// Screen 0's user data directory.
     pub chromium_profile: PathBuf,
+    /// Wayland: sway's runtime directory.
+    pub wayland_dir: PathBuf,
+    /// Wayland: the user and group sway runs as when the guest is root.
+    pub wayland_uid: u32,
 }
 
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
-            .field("secret", &"<hidden>")
+            .field("secret_sha256", &"<hidden>")
+            .field("desktop_user", &self.desktop_user)
+            .field("chromium_sandbox", &self.chromium_sandbox)
             .field("profile", &self.profile)
             .field("screens", &self.screens)
             .field("addr", &self.addr)
             .field("bridge_addr", &self.bridge_addr)
+            .field("viewer_addr", &self.viewer_addr)
+            .field("novnc_dir", &self.novnc_dir)
+            .field("viewer_grace", &self.viewer_grace)
             .field("display_base", &self.display_base)
             .field("vnc_port_base", &self.vnc_port_base)
             .field("devtools_port_base", &self.devtools_port_base)
@@ -100,6 +159,8 @@ impl fmt::Debug for Config {
             .field("home", &self.home)
             .field("state_dir", &self.state_dir)
             .field("chromium_profile", &self.chromium_profile)
+            .field("wayland_dir", &self.wayland_dir)
+            .field("wayland_uid", &self.wayland_uid)
             .finish()
     }
 }
@@ -113,10 +174,7 @@ impl Config {
     /// Reads the configuration from a set of variables.
     pub fn from_vars(vars: HashMap<String, String>) -> Result<Self, String> {
         let get = |k: &str| vars.get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-        let secret = vars.get("HOLM_BOX_SECRET").cloned().unwrap_or_default();
-        if secret.len() < 16 {
-            return Err("HOLM_BOX_SECRET must be set to a secret of at least 16 characters".into());
-        }
+        let secret_sha256 = secret_digest(&vars)?;
         let profile = match get("HOLM_PROFILE").as_deref() {
             None | Some("x11") => Profile::X11,
             Some("wayland") => Profile::Wayland,
@@ -159,6 +217,23 @@ impl Config {
                 v.parse().map_err(|_| format!("HOLM_BRIDGE_ADDR={v:?}: expected HOST:PORT"))?
             }
         };
+        let viewer_addr = match get("HOLM_VIEWER_ADDR") {
+            None => SocketAddr::from(([0, 0, 0, 0], VIEWER_PORT)),
+            Some(v) => {
+                v.parse().map_err(|_| format!("HOLM_VIEWER_ADDR={v:?}: expected HOST:PORT"))?
+            }
+        };
+        let novnc_dir =
+            PathBuf::from(get("HOLM_NOVNC_DIR").unwrap_or_else(|| "/usr/share/novnc".into()));
+        let viewer_grace = match get("HOLM_VIEWER_GRACE_SECS") {
+            None => std::time::Duration::from_secs(10),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|s| *s <= 3600)
+                .map(std::time::Duration::from_secs)
+                .ok_or_else(|| format!("HOLM_VIEWER_GRACE_SECS={v:?}: expected 0 to 3600"))?,
+        };
         let port = |key: &str, default: u16| -> Result<u16, String> {
             match get(key) {
                 None => Ok(default),
@@ -190,15 +265,44 @@ impl Config {
         let home = PathBuf::from(
             get("HOLM_HOME").or_else(|| get("HOME")).unwrap_or_else(|| "/root".into()),
         );
-        let state_dir = get("HOLM_STATE_DIR").map_or_else(|| home.join(".holm"), PathBuf::from);
+        let desktop_user = match get("HOLM_DESKTOP_USER") {
+            None => None,
+            Some(name) => {
+                let passwd = std::fs::read_to_string(
+                    get("HOLM_PASSWD_FILE").unwrap_or_else(|| "/etc/passwd".to_owned()),
+                )
+                .map_err(|e| format!("HOLM_DESKTOP_USER={name:?}: cannot read the users: {e}"))?;
+                Some(DesktopUser::from_passwd(&passwd, &name).ok_or_else(|| {
+                    format!("HOLM_DESKTOP_USER={name:?}: no such user in the box")
+                })?)
+            }
+        };
+        let desktop_home = desktop_user.as_ref().map_or(&home, |u| &u.home);
+        let state_dir =
+            get("HOLM_STATE_DIR").map_or_else(|| desktop_home.join(".holm"), PathBuf::from);
         let chromium_profile = get("HOLM_CHROMIUM_PROFILE")
             .map_or_else(|| state_dir.join("chromium-0"), PathBuf::from);
+        let wayland_dir = get("HOLM_WAYLAND_DIR").map_or_else(
+            || PathBuf::from(format!("/tmp/holm-wayland-{display_base}")),
+            PathBuf::from,
+        );
+        let wayland_uid = match get("HOLM_WAYLAND_UID") {
+            None => 65534,
+            Some(v) => v.parse::<u32>().ok().filter(|u| *u != 0).ok_or_else(|| {
+                format!("HOLM_WAYLAND_UID={v:?}: expected a user id other than 0")
+            })?,
+        };
         Ok(Self {
-            secret,
+            secret_sha256,
+            desktop_user,
+            chromium_sandbox: false,
             profile,
             screens,
             addr,
             bridge_addr,
+            viewer_addr,
+            novnc_dir,
+            viewer_grace,
             display_base,
             vnc_port_base,
             devtools_port_base,
@@ -207,12 +311,23 @@ impl Config {
             home,
             state_dir,
             chromium_profile,
+            wayland_dir,
+            wayland_uid,
         })
     }
 
     /// The X display name of screen `index`, such as `:1`.
     pub fn display(&self, index: u8) -> String {
         format!(":{}", self.display_base + u16::from(index))
+    }
+
+    /// How screen `index` is named inside the box: its X display (`:1`), or
+    /// its Wayland output (`HEADLESS-1`).
+    pub fn screen_name(&self, index: u8) -> String {
+        match self.profile {
+            Profile::X11 => self.display(index),
+            Profile::Wayland => crate::wayland::sway::output_name(index),
+        }
     }
 
     /// The loopback VNC port of screen `index`.
@@ -224,6 +339,34 @@ impl Config {
     pub fn devtools_port(&self, index: u8) -> u16 {
         self.devtools_port_base + u16::from(index)
     }
+}
+
+/// The digest of the box secret: `HOLM_BOX_SECRET_SHA256` as given, or the
+/// SHA-256 of `HOLM_BOX_SECRET`.
+fn secret_digest(vars: &HashMap<String, String>) -> Result<[u8; 32], String> {
+    if let Some(hex) =
+        vars.get("HOLM_BOX_SECRET_SHA256").map(|v| v.trim()).filter(|v| !v.is_empty())
+    {
+        let bad = || "HOLM_BOX_SECRET_SHA256 must be 64 hexadecimal digits".to_owned();
+        if hex.len() != 64 {
+            return Err(bad());
+        }
+        let mut out = [0u8; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2).ok_or_else(bad)?, 16)
+                .map_err(|_| bad())?;
+        }
+        return Ok(out);
+    }
+    let secret = vars.get("HOLM_BOX_SECRET").cloned().unwrap_or_default();
+    if secret.len() < 16 {
+        return Err(
+            "HOLM_BOX_SECRET_SHA256, or HOLM_BOX_SECRET with at least 16 characters, must be set"
+                .into(),
+        );
+    }
+    use sha2::Digest;
+    Ok(sha2::Sha256::digest(secret.as_bytes()).into())
 }
 
 /// Finds the first of `names` on a `PATH`-style list of directories.
@@ -289,7 +432,10 @@ mod tests {
             ("HOLM_PROFILE", "mir"),
             ("HOLM_GUEST_ADDR", "nowhere"),
             ("HOLM_BRIDGE_ADDR", "nowhere"),
+            ("HOLM_VIEWER_ADDR", "nowhere"),
+            ("HOLM_VIEWER_GRACE_SECS", "forever"),
             ("HOLM_VNC", "maybe"),
+            ("HOLM_WAYLAND_UID", "0"),
         ] {
             let e = Config::from_vars(vars(&[(k, v)])).unwrap_err();
             assert!(e.contains(k), "{e}");
@@ -303,5 +449,42 @@ mod tests {
         assert!(Config::from_vars(v).unwrap_err().contains("HOLM_BOX_SECRET"));
         let c = Config::from_vars(vars(&[])).unwrap();
         assert!(!format!("{c:?}").contains("0123456789abcdef"));
+    }
+
+    #[test]
+    fn the_secret_may_come_as_its_digest_only() {
+        let digest = holm_http::sha256_hex("0123456789abcdef");
+        let mut v = vars(&[]);
+        v.remove("HOLM_BOX_SECRET");
+        v.insert("HOLM_BOX_SECRET_SHA256".into(), digest.clone());
+        let from_digest = Config::from_vars(v).unwrap().secret_sha256;
+        assert_eq!(from_digest, Config::from_vars(vars(&[])).unwrap().secret_sha256);
+        let mut v = vars(&[]);
+        v.insert("HOLM_BOX_SECRET_SHA256".into(), "zz".repeat(32));
+        assert!(Config::from_vars(v).unwrap_err().contains("HOLM_BOX_SECRET_SHA256"));
+    }
+
+    #[test]
+    fn the_desktop_user_is_read_from_the_users() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\nholm:x:1000:1000::/home/holm:/bin/bash\n";
+        let u = DesktopUser::from_passwd(passwd, "holm").unwrap();
+        assert_eq!((u.uid, u.gid, u.home.to_str().unwrap()), (1000, 1000, "/home/holm"));
+        assert!(DesktopUser::from_passwd(passwd, "nobody").is_none());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("passwd");
+        std::fs::write(&file, passwd).unwrap();
+        let c = Config::from_vars(vars(&[
+            ("HOLM_DESKTOP_USER", "holm"),
+            ("HOLM_PASSWD_FILE", file.to_str().unwrap()),
+        ]))
+        .unwrap();
+        assert_eq!(c.desktop_user.unwrap().uid, 1000);
+        assert_eq!(c.state_dir, PathBuf::from("/home/holm/.holm"));
+        let e = Config::from_vars(vars(&[
+            ("HOLM_DESKTOP_USER", "ghost"),
+            ("HOLM_PASSWD_FILE", file.to_str().unwrap()),
+        ]))
+        .unwrap_err();
+        assert!(e.contains("HOLM_DESKTOP_USER"), "{e}");
     }
 }

@@ -306,16 +306,12 @@ fn encode_png(frame: &Frame) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// JPEG in strips on every CPU the guest may use ([`crate::jpeg`]).
 fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, String> {
-    let (w, h) = (
-        u16::try_from(frame.width).map_err(|_| "jpeg: wider than 65535".to_owned())?,
-        u16::try_from(frame.height).map_err(|_| "jpeg: taller than 65535".to_owned())?,
-    );
-    let mut out = Vec::with_capacity(frame.data.len() / 16);
-    jpeg_encoder::Encoder::new(&mut out, quality)
-        .encode(&frame.data, w, h, jpeg_encoder::ColorType::Bgra)
-        .map_err(|e| format!("jpeg: {e}"))?;
-    Ok(out)
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cpus =
+        *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)));
+    crate::jpeg::encode(frame, quality, cpus)
 }
 
 fn encode_webp(frame: &Frame) -> Result<Vec<u8>, String> {

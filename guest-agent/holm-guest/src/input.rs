@@ -136,8 +136,9 @@ impl Mapper {
         let (sx, sy) = match self.space {
             None => (i64::from(x), i64::from(y)),
             Some(s) => (
-                i64::from(s.x) + (f64::from(x) / s.scale).round() as i64,
-                i64::from(s.y) + (f64::from(y) / s.scale).round() as i64,
+                // A tiny scale makes a huge point: saturate, never wrap.
+                i64::from(s.x).saturating_add((f64::from(x) / s.scale).round() as i64),
+                i64::from(s.y).saturating_add((f64::from(y) / s.scale).round() as i64),
             ),
         };
         let inside =

@@ -12,19 +12,33 @@ pub mod bridge;
 pub mod browser;
 pub mod cdp;
 pub mod config;
+pub mod display;
 pub mod exec;
 pub mod files;
 pub mod image;
 pub mod input;
+pub mod jpeg;
 pub mod proc;
+pub mod shm;
 pub mod supervisor;
+pub mod viewer;
+pub mod wayland;
 pub mod x11;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::serve::ListenerExt;
+use holm_http::serve::Limits;
 use tokio::net::TcpListener;
+
+/// The most connections the guest API holds open at once.
+pub const API_CONNECTIONS: usize = 256;
+/// The most connections the bridge holds open at once, WebSockets not
+/// counted once upgraded.
+pub const BRIDGE_CONNECTIONS: usize = 128;
+/// The most connections the viewer server (noVNC's page and its
+/// WebSockets) holds open at once, WebSockets not counted once upgraded.
+pub const VIEWER_CONNECTIONS: usize = 128;
 
 /// What this guest can do, as reported by `GET /v1/info`.
 pub const CAPABILITIES: &[&str] = &[
@@ -39,7 +53,6 @@ pub const CAPABILITIES: &[&str] = &[
     "screenshot.scale",
     "screenshot.cursor",
     "screenshot.etag",
-    "input.xtest",
     "input.settle",
     "input.unicode",
     "input.coordinate_space",
@@ -49,51 +62,102 @@ pub const CAPABILITIES: &[&str] = &[
     "browser.evaluate",
     "browser.screenshot",
     "browser.state",
+    "viewers",
+    "handoff",
+    "windows",
+    "clipboard",
 ];
+
+/// What this guest can do on `profile`: [`CAPABILITIES`], and how input is
+/// made (`input.xtest` on X11, `input.virtual` for Wayland's virtual pointer
+/// and keyboard).
+pub fn capabilities(profile: holm_proto::guest::Profile) -> Vec<String> {
+    let input = match profile {
+        holm_proto::guest::Profile::X11 => "input.xtest",
+        holm_proto::guest::Profile::Wayland => "input.virtual",
+    };
+    CAPABILITIES.iter().copied().chain([input]).map(str::to_owned).collect()
+}
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
 /// the API on `config.addr`.
-pub async fn run(config: config::Config) -> std::io::Result<()> {
+pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     proc::init_reaper()?;
+    if let Some(user) = &config.desktop_user {
+        config.chromium_sandbox = supervisor::probe_sandbox(user).await;
+        tracing::info!(
+            user = %user.name,
+            chromium_sandbox = config.chromium_sandbox,
+            "the desktop runs as an unprivileged user"
+        );
+    }
     let listener = TcpListener::bind(config.addr).await?;
     let bridge_listener = TcpListener::bind(config.bridge_addr).await?;
-    tracing::info!(addr = %listener.local_addr()?, bridge = %bridge_listener.local_addr()?, profile = %config.profile, screens = config.screens.len(), "holm-guest listening");
+    let viewer_listener = TcpListener::bind(config.viewer_addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, bridge = %bridge_listener.local_addr()?, viewers = %viewer_listener.local_addr()?, profile = %config.profile, screens = config.screens.len(), "holm-guest listening");
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     supervisor::clear_stale_locks(&config);
-    let supervisor =
-        supervisor::Supervisor::start(supervisor::Supervisor::x11_specs(&config), screens);
+    supervisor::prepare_desktop(&config);
+    let (desktop, specs) = desktop(&config)?;
+    let specs = supervisor::as_user(specs, config.desktop_user.as_ref());
+    let supervisor = supervisor::Supervisor::start(specs, screens);
     let processes = exec::Processes::new(exec::BaseEnv::new(&config));
-    let x11 = Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect()));
     let bridge = bridge::Bridge::new(config.devtools_port(0), config.chromium.is_some());
     let browser = browser::Browser::new(config.devtools_port(0), config.chromium.is_some());
+    let viewers = viewer::Viewers::new(screens, config.viewer_grace);
+    let viewer_app = viewer::server::router(viewer::server::ViewerState {
+        viewers: Arc::clone(&viewers),
+        vnc_port_base: config.vnc_port_base,
+        novnc_dir: config.novnc_dir.clone(),
+        view_source: view_source(config.profile),
+    });
     let state = api::AppState {
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
         started: Instant::now(),
         processes: Arc::clone(&processes),
-        x11,
+        desktop,
         bridge: Arc::clone(&bridge),
         browser: Arc::clone(&browser),
+        viewers: Arc::clone(&viewers),
     };
     let app = api::app(state);
     // The bridge is ended at once on the signal: its WebSocket connections
     // would otherwise hold a graceful shutdown open.
     let bridge_stop = tokio_util::sync::CancellationToken::new();
-    let bridge_server = axum::serve(bridge_listener.tap_io(holm_http::no_delay), bridge.router())
-        .with_graceful_shutdown(bridge_stop.clone().cancelled_owned());
+    let bridge_server = holm_http::serve::serve(
+        bridge_listener,
+        bridge.router(),
+        Limits::with_connections(BRIDGE_CONNECTIONS),
+        bridge_stop.clone().cancelled_owned(),
+    );
     let bridge_task = tokio::spawn(async move {
         if let Err(e) = bridge_server.await {
             tracing::error!(error = %e, "the bridge stopped");
         }
     });
+    // The viewers end with the bridge, for the same reason.
+    let viewer_server = holm_http::serve::serve(
+        viewer_listener,
+        viewer_app,
+        Limits::with_connections(VIEWER_CONNECTIONS),
+        bridge_stop.clone().cancelled_owned(),
+    );
+    let viewer_task = tokio::spawn(async move {
+        if let Err(e) = viewer_server.await {
+            tracing::error!(error = %e, "the viewers stopped");
+        }
+    });
     // Commands are ended as soon as the signal comes: a running command or a
     // followed process would otherwise hold the graceful shutdown open.
     let stopping_bridge = Arc::clone(&bridge);
+    let stopping_viewers = Arc::clone(&viewers);
     let stopping = bridge_stop.clone();
     let stopping_supervisor = Arc::clone(&supervisor);
     let stop = async move {
         holm_http::shutdown_signal().await;
         stopping_bridge.close_all();
+        stopping_viewers.close_all();
         stopping.cancel();
         // Chromium is closed through DevTools so it writes a kept profile's
         // cookies out; the supervisor must not start it again meanwhile.
@@ -106,12 +170,47 @@ pub async fn run(config: config::Config) -> std::io::Result<()> {
         tokio::join!(processes.shutdown(Duration::from_secs(2)), close_browser);
     };
     let served =
-        axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(stop).await;
+        holm_http::serve::serve(listener, app, Limits::with_connections(API_CONNECTIONS), stop)
+            .await;
     bridge.close_all();
+    viewers.close_all();
     bridge_stop.cancel();
     let _ = bridge_task.await;
+    let _ = viewer_task.await;
     served?;
     tracing::info!("shutting down the desktop");
     supervisor.shutdown(Duration::from_secs(3)).await;
     Ok(())
+}
+
+/// Where watch-only viewers' VNC connections come from. On Wayland the
+/// pointer cannot be read back, and the guest forgets where it put it while
+/// a VNC client is connected (one might move it); a watch-only viewer cannot,
+/// so its connections come from 127.0.0.2, which that check passes over.
+/// x11vnc (`-localhost`) takes connections from 127.0.0.1 only, and on X11
+/// the pointer is read back anyway.
+fn view_source(profile: holm_proto::guest::Profile) -> std::net::IpAddr {
+    match profile {
+        holm_proto::guest::Profile::X11 => std::net::Ipv4Addr::LOCALHOST.into(),
+        holm_proto::guest::Profile::Wayland => std::net::Ipv4Addr::new(127, 0, 0, 2).into(),
+    }
+}
+
+/// The desktop of the configured profile, and the components to supervise.
+fn desktop(
+    config: &config::Config,
+) -> std::io::Result<(Arc<dyn display::Desktop>, Vec<supervisor::ComponentSpec>)> {
+    let screens = u8::try_from(config.screens.len()).unwrap_or(1);
+    Ok(match config.profile {
+        holm_proto::guest::Profile::X11 => (
+            Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect())),
+            supervisor::Supervisor::x11_specs(config),
+        ),
+        holm_proto::guest::Profile::Wayland => {
+            let desktop = wayland::Wayland::new(config);
+            desktop.prepare(config)?;
+            let specs = desktop.specs(config);
+            (desktop, specs)
+        }
+    })
 }

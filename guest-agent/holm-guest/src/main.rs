@@ -3,6 +3,13 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Started by the guest itself, as the desktop user: can this user make
+    // a user namespace (what Chromium's sandbox needs)? Nothing else runs.
+    if std::env::args().nth(1).as_deref() == Some(holm_guest::supervisor::PROBE_SANDBOX) {
+        // SAFETY: unshare takes a flag and touches no memory of ours.
+        let rc = unsafe { libc::unshare(libc::CLONE_NEWUSER) };
+        return if rc == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -35,20 +42,24 @@ fn main() -> ExitCode {
     }
 }
 
-/// Takes the box secret out of the environment, so no component or command
-/// inherits it, and wipes it from the process's original environment block,
-/// which `/proc/<pid>/environ` shows to anyone in the box.
+/// Takes the box secret (or its digest) out of the environment, so no
+/// component or command inherits it, and wipes it from the process's
+/// original environment block, which `/proc/<pid>/environ` shows to anyone
+/// in the box.
 fn scrub_secret() {
-    // SAFETY: this runs before any other thread exists. `getenv` answers a
-    // pointer into the environment block (or null); the bytes overwritten are
-    // exactly the value's, up to its terminating NUL. `remove_var` then runs
-    // with no other thread reading the environment.
-    unsafe {
-        let value = libc::getenv(c"HOLM_BOX_SECRET".as_ptr());
-        if !value.is_null() {
-            let len = libc::strlen(value);
-            std::ptr::write_bytes(value, b'-', len);
+    for name in [c"HOLM_BOX_SECRET", c"HOLM_BOX_SECRET_SHA256"] {
+        // SAFETY: this runs before any other thread exists. `getenv` answers
+        // a pointer into the environment block (or null); the bytes
+        // overwritten are exactly the value's, up to its terminating NUL.
+        // `remove_var` then runs with no other thread reading the
+        // environment.
+        unsafe {
+            let value = libc::getenv(name.as_ptr());
+            if !value.is_null() {
+                let len = libc::strlen(value);
+                std::ptr::write_bytes(value, b'-', len);
+            }
+            std::env::remove_var(name.to_str().unwrap_or_default());
         }
-        std::env::remove_var("HOLM_BOX_SECRET");
     }
 }

@@ -54,6 +54,10 @@ pub fn init_reaper() -> io::Result<()> {
 }
 
 /// Reaps every child that has ended and hands out the statuses.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the one reaper: the guest's clippy.toml refuses waitpid everywhere else"
+)]
 fn reap_all() {
     let r = reaper();
     let _guard = r.spawning.write().unwrap_or_else(|e| e.into_inner());
@@ -88,6 +92,29 @@ pub struct Spawned {
 pub fn spawn(cmd: &mut Command) -> io::Result<Spawned> {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
+    register(cmd)
+}
+
+/// Starts `cmd` as the leader of a new session whose controlling terminal
+/// is its standard input (the pty's other end, for a terminal), and
+/// registers it with the reaper. Its session is also its process group, so
+/// [`kill_group`] reaches the programs it runs in the foreground.
+pub fn spawn_session(cmd: &mut Command) -> io::Result<Spawned> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe system calls run
+    // (setsid and an ioctl on descriptor 0); nothing allocates or locks.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid().map_err(io::Error::from)?;
+            let stdin = std::os::fd::BorrowedFd::borrow_raw(0);
+            rustix::process::ioctl_tiocsctty(stdin).map_err(io::Error::from)
+        });
+    }
+    register(cmd)
+}
+
+/// Spawns `cmd` and hands its exit status to the caller through the reaper.
+fn register(cmd: &mut Command) -> io::Result<Spawned> {
     let r = reaper();
     let _guard = r.spawning.read().unwrap_or_else(|e| e.into_inner());
     let child = cmd.spawn()?;
@@ -208,5 +235,41 @@ mod tests {
         init_reaper().unwrap();
         let err = spawn(&mut Command::new("/nonexistent/holm-test-program")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// The one-reaper rule is enforced by the guest's `clippy.toml`: it
+    /// refuses every way to wait on a child, and only the reaper is allowed
+    /// to, in this file.
+    #[test]
+    fn clippy_enforces_the_one_reaper() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let toml = std::fs::read_to_string(dir.join("clippy.toml")).unwrap();
+        for path in [
+            "std::process::Child::wait\"",
+            "std::process::Child::try_wait\"",
+            "std::process::Child::wait_with_output\"",
+            "std::process::Command::output\"",
+            "std::process::Command::status\"",
+            "libc::waitpid\"",
+            "tokio::process::Command\"",
+            "tokio::process::Child\"",
+        ] {
+            assert!(toml.contains(&format!("path = \"{path}")), "clippy.toml lacks {path}");
+        }
+        let mut allowed = Vec::new();
+        let mut dirs = vec![dir.join("src")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    let n = text.matches(concat!("clippy::", "disallowed_")).count();
+                    allowed.extend(std::iter::repeat_n(p.file_name().unwrap().to_owned(), n));
+                }
+            }
+        }
+        assert_eq!(allowed, ["proc.rs"], "only the reaper may wait on children");
     }
 }

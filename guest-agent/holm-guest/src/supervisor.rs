@@ -17,11 +17,109 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, Size};
+use crate::config::{Config, DesktopUser, Size};
 use crate::proc;
 
+/// The argument that makes `holm-guest` only try to make a user namespace
+/// (see [`probe_sandbox`]).
+pub const PROBE_SANDBOX: &str = "--probe-sandbox";
+
+/// Runs every component of `specs` as `user`: its ids (no other groups),
+/// its `HOME`, `USER` and `LOGNAME`. The guest stays root to do its own
+/// work (capture, input, files, commands) and supervise; what faces the
+/// web (Chromium) and the display never runs as root.
+pub fn as_user(specs: Vec<ComponentSpec>, user: Option<&DesktopUser>) -> Vec<ComponentSpec> {
+    let Some(user) = user else { return specs };
+    specs
+        .into_iter()
+        .map(|mut spec| {
+            let build = spec.command;
+            let user = user.clone();
+            spec.command = Box::new(move || {
+                let mut cmd = build();
+                run_as(&mut cmd, &user);
+                cmd
+            });
+            spec
+        })
+        .collect()
+}
+
+/// Makes `cmd` run as `user`.
+pub fn run_as(cmd: &mut Command, user: &DesktopUser) {
+    use std::os::unix::process::CommandExt;
+    // Started by root, `uid` also clears the supplementary groups.
+    cmd.uid(user.uid)
+        .gid(user.gid)
+        .env("HOME", &user.home)
+        .env("USER", &user.name)
+        .env("LOGNAME", &user.name);
+}
+
+/// Whether Chromium's own sandbox can run for `user`: it needs a user
+/// namespace, which a container's seccomp profile (Docker's default among
+/// them) may refuse. Tried in a child of our own, as that user.
+pub async fn probe_sandbox(user: &DesktopUser) -> bool {
+    let Ok(exe) = std::env::current_exe() else { return false };
+    let mut cmd = Command::new(exe);
+    cmd.arg(PROBE_SANDBOX).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    run_as(&mut cmd, user);
+    let Ok(spawned) = proc::spawn(&mut cmd) else { return false };
+    drop(spawned.child);
+    matches!(
+        tokio::time::timeout(Duration::from_secs(10), spawned.exit).await,
+        Ok(Ok(status)) if status.success()
+    )
+}
+
+/// Makes the places the desktop writes belong to `user`: the X socket
+/// directory (shared, sticky, as X expects), the state directory, and a
+/// kept browser profile (a volume another box may have filled).
+pub fn prepare_desktop(config: &Config) {
+    use std::os::unix::fs::PermissionsExt;
+    let x11 = std::path::Path::new("/tmp/.X11-unix");
+    if std::fs::create_dir_all(x11).is_ok() {
+        let _ = std::fs::set_permissions(x11, std::fs::Permissions::from_mode(0o1777));
+    }
+    let Some(user) = &config.desktop_user else { return };
+    let mut dirs = vec![config.state_dir.clone(), config.chromium_profile.clone()];
+    if config.profile == holm_proto::guest::Profile::X11 {
+        // Fluxbox's overlay is written here as root, so its directory is
+        // given to the user below, where fluxbox writes its other files.
+        fluxbox_overlay(&user.home);
+        dirs.push(user.home.join(".fluxbox"));
+    }
+    for dir in &dirs {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot make a directory of the desktop");
+        }
+        chown_tree(dir, user.uid, user.gid);
+    }
+}
+
+/// Gives `path` and everything under it to `uid:gid`, without following
+/// links; a tree that already belongs to them is left at its top.
+fn chown_tree(path: &std::path::Path, uid: u32, gid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+    if meta.uid() == uid && meta.gid() == gid {
+        return;
+    }
+    if let Err(e) = std::os::unix::fs::lchown(path, Some(uid), Some(gid)) {
+        tracing::warn!(path = %path.display(), error = %e, "cannot give a path to the desktop user");
+        return;
+    }
+    if meta.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for entry in entries.flatten() {
+            chown_tree(&entry.path(), uid, gid);
+        }
+    }
+}
+
 /// How a component shows it is ready.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub enum Probe {
     /// The X display accepts a connection.
     XDisplay(String),
@@ -31,6 +129,25 @@ pub enum Probe {
     Tcp { port: u16, banner: &'static [u8] },
     /// An HTTP GET on loopback answers 200.
     Http { port: u16, path: &'static str },
+    /// A check of the display backend's own (blocking; run off the runtime).
+    Custom(Arc<dyn Fn() -> bool + Send + Sync>),
+    /// Both probes succeed, the first checked first.
+    Both(Box<Probe>, Box<Probe>),
+}
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::XDisplay(d) => f.debug_tuple("XDisplay").field(d).finish(),
+            Self::WindowManager(d) => f.debug_tuple("WindowManager").field(d).finish(),
+            Self::Tcp { port, .. } => f.debug_struct("Tcp").field("port", port).finish(),
+            Self::Http { port, path } => {
+                f.debug_struct("Http").field("port", port).field("path", path).finish()
+            }
+            Self::Custom(_) => f.write_str("Custom"),
+            Self::Both(a, b) => f.debug_tuple("Both").field(a).field(b).finish(),
+        }
+    }
 }
 
 /// What to run for one component.
@@ -43,8 +160,10 @@ pub struct ComponentSpec {
     pub command: Box<dyn Fn() -> Command + Send + Sync>,
     /// How to tell it is ready.
     pub probe: Probe,
-    /// Wait for this screen's X server before starting.
+    /// Wait for this screen's display server before starting.
     pub needs_display: bool,
+    /// The screens whose display server this is: they are ready while it is.
+    pub provides: Vec<u8>,
 }
 
 impl std::fmt::Debug for ComponentSpec {
@@ -124,7 +243,10 @@ impl Supervisor {
             let display = config.display(screen);
             let home = config.home.clone();
             specs.push(xvfb(screen, &display, *size));
-            specs.push(fluxbox(screen, &display, home.clone()));
+            // Fluxbox reads its overlay from the home it runs with: the
+            // desktop user's when there is one (see `prepare_desktop`).
+            let desktop_home = config.desktop_user.as_ref().map_or(&home, |u| &u.home).clone();
+            specs.push(fluxbox(screen, &display, desktop_home));
             if config.vnc {
                 specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
             }
@@ -134,15 +256,28 @@ impl Supervisor {
                 } else {
                     config.state_dir.join(format!("chromium-{screen}"))
                 };
-                specs.push(chromium(
+                let mut spec = chromium(
                     screen,
-                    &display,
-                    *size,
                     bin.clone(),
                     profile,
                     config.devtools_port(screen),
                     home,
-                ));
+                    config.chromium_sandbox,
+                );
+                let build = spec.command;
+                let d = display.clone();
+                spec.command = Box::new(move || {
+                    let mut cmd = build();
+                    cmd.env("DISPLAY", &d);
+                    cmd
+                });
+                // Ready once DevTools answers and its window is on the
+                // screen: a window mapped later would take the focus from
+                // whatever the agent opened after `ready`.
+                let d = display.clone();
+                let shown = Probe::Custom(Arc::new(move || crate::x11::probe::browser_shown(&d)));
+                spec.probe = Probe::Both(Box::new(spec.probe), Box::new(shown));
+                specs.push(spec);
             }
         }
         specs
@@ -213,12 +348,12 @@ impl Supervisor {
         }
     }
 
-    /// Whether screen `index`'s X server answers.
+    /// Whether screen `index`'s display server answers.
     pub fn display_ready(&self, index: u8) -> bool {
         self.displays.get(usize::from(index)).is_some_and(|rx| *rx.borrow())
     }
 
-    /// Waits until screen `index`'s X server answers, up to `timeout`.
+    /// Waits until screen `index`'s display server answers, up to `timeout`.
     pub async fn wait_display(&self, index: u8, timeout: Duration) -> bool {
         let Some(rx) = self.displays.get(usize::from(index)) else { return false };
         let mut rx = rx.clone();
@@ -347,8 +482,8 @@ async fn run(
                         s.state = ComponentState::Ready;
                         s.ready_ms = Some(ms);
                     });
-                    if name == "xvfb" {
-                        let _ = senders[usize::from(screen)].send(true);
+                    for &s in &c.spec.provides {
+                        let _ = senders[usize::from(s)].send(true);
                     }
                 }
                 _ = cancel.cancelled() => {
@@ -363,8 +498,8 @@ async fn run(
             }
         };
         drop(spawned.child);
-        if name == "xvfb" {
-            let _ = senders[usize::from(screen)].send(false);
+        for &s in &c.spec.provides {
+            let _ = senders[usize::from(s)].send(false);
         }
         let why = status.map_or_else(|| "ended".to_owned(), proc::describe_exit);
         if draining.load(Ordering::SeqCst) {
@@ -423,7 +558,11 @@ async fn probe_until_ready(probe: Probe) {
     }
 }
 
-async fn check(probe: &Probe) -> bool {
+fn check(probe: &Probe) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + '_>> {
+    Box::pin(check_one(probe))
+}
+
+async fn check_one(probe: &Probe) -> bool {
     match probe.clone() {
         Probe::XDisplay(display) => {
             tokio::task::spawn_blocking(move || x11rb::connect(Some(&display)).is_ok())
@@ -431,30 +570,15 @@ async fn check(probe: &Probe) -> bool {
                 .unwrap_or(false)
         }
         Probe::WindowManager(display) => {
-            tokio::task::spawn_blocking(move || wm_present(&display)).await.unwrap_or(false)
+            tokio::task::spawn_blocking(move || crate::x11::probe::wm_present(&display))
+                .await
+                .unwrap_or(false)
         }
         Probe::Tcp { port, banner } => tcp_banner(port, banner).await,
         Probe::Http { port, path } => http_ok(port, path).await,
+        Probe::Custom(check) => tokio::task::spawn_blocking(move || check()).await.unwrap_or(false),
+        Probe::Both(a, b) => check(&a).await && check(&b).await,
     }
-}
-
-fn wm_present(display: &str) -> bool {
-    use x11rb::connection::Connection;
-    use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
-    let Ok((conn, screen)) = x11rb::connect(Some(display)) else { return false };
-    let root = conn.setup().roots[screen].root;
-    let Ok(Ok(reply)) = conn.intern_atom(true, b"_NET_SUPPORTING_WM_CHECK").map(|c| c.reply())
-    else {
-        return false;
-    };
-    let atom = reply.atom;
-    if atom == 0 {
-        return false;
-    }
-    let Ok(cookie) = conn.get_property(false, root, atom, AtomEnum::WINDOW, 0, 1) else {
-        return false;
-    };
-    cookie.reply().is_ok_and(|r| r.value_len > 0)
 }
 
 async fn tcp_banner(port: u16, banner: &[u8]) -> bool {
@@ -503,6 +627,38 @@ fn xvfb(screen: u8, display: &str, size: Size) -> ComponentSpec {
         }),
         probe: Probe::XDisplay(display.to_owned()),
         needs_display: false,
+        provides: vec![screen],
+    }
+}
+
+/// What fluxbox's style overlay says when the home has none: draw no
+/// wallpaper. Fluxbox's default style runs `fbsetbg`, which fails on Xvfb and
+/// opens an `xmessage` error window; fluxbox focuses that window whenever it
+/// appears (seconds after start on a busy machine), and every key typed after
+/// goes to it instead of the window that had the focus.
+const FLUXBOX_OVERLAY: &str = "! Written by holm-guest: no wallpaper. fbsetbg fails on Xvfb, and its error\n! window would take the keyboard focus.\nbackground: none\n";
+
+/// What fluxbox remembers of windows when the home has no `apps` file:
+/// Chromium's windows are maximized inside the work area. Chromium asks
+/// for that itself (`--start-maximized`), but it may ask before fluxbox
+/// runs (both start once Xvfb answers); fluxbox then applies this rule to
+/// the window it adopts. (A Chromium that found no window manager at its
+/// start also keeps fluxbox's title bar: tidy all the same.)
+const FLUXBOX_APPS: &str = "# Written by holm-guest: Chromium's windows fill the work area.\n[app] (class=Chromium)\n  [Maximized]\t{yes}\n[end]\n";
+
+/// Writes fluxbox's `overlay` and `apps` in `~/.fluxbox` where there are
+/// none; fluxbox copies its other files there itself and keeps ones that
+/// exist.
+fn fluxbox_overlay(home: &std::path::Path) {
+    let dir = home.join(".fluxbox");
+    for (name, text) in [("overlay", FLUXBOX_OVERLAY), ("apps", FLUXBOX_APPS)] {
+        let path = dir.join(name);
+        if path.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot write fluxbox's {name}");
+        }
     }
 }
 
@@ -512,12 +668,14 @@ fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
         name: "fluxbox",
         screen,
         command: Box::new(move || {
+            fluxbox_overlay(&home);
             let mut cmd = Command::new("fluxbox");
             cmd.env("DISPLAY", &d).env("HOME", &home);
             cmd
         }),
         probe: Probe::WindowManager(display.to_owned()),
         needs_display: true,
+        provides: Vec::new(),
     }
 }
 
@@ -528,7 +686,13 @@ fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec 
         screen,
         command: Box::new(move || {
             let mut cmd = Command::new("x11vnc");
-            cmd.env("HOME", &home).args(["-display", &d, "-rfbport", &port.to_string()]).args([
+            // x11vnc waits up to 45 s after a client connects before it
+            // makes its window for selections (and its cursor tracking),
+            // in case a display manager is still running: the box has none,
+            // and without this the clipboard is dead for a viewer's first
+            // seconds.
+            cmd.env("HOME", &home).env("X11VNC_AVOID_WINDOWS", "never");
+            cmd.args(["-display", &d, "-rfbport", &port.to_string()]).args([
                 "-localhost",
                 "-forever",
                 "-shared",
@@ -540,19 +704,26 @@ fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec 
         }),
         probe: Probe::Tcp { port, banner: b"RFB " },
         needs_display: true,
+        provides: Vec::new(),
     }
 }
 
-fn chromium(
+/// Chromium on screen `screen`, with DevTools on loopback `port`; the
+/// display backend adds how it reaches its display.
+///
+/// The window is only asked to start maximized: the window manager then
+/// fits it to its work area (fluxbox's keeps its toolbar free; sway tiles).
+/// A given size and position (`--window-size` of the whole screen at 0,0)
+/// made fluxbox put the frame so that the tab strip sat 19 pixels above the
+/// top of the screen.
+pub fn chromium(
     screen: u8,
-    display: &str,
-    size: Size,
     bin: PathBuf,
     profile: PathBuf,
     port: u16,
     home: PathBuf,
+    sandbox: bool,
 ) -> ComponentSpec {
-    let d = display.to_owned();
     ComponentSpec {
         name: "chromium",
         screen,
@@ -566,18 +737,14 @@ fn chromium(
                 let _ = std::fs::remove_file(profile.join(name));
             }
             let mut cmd = Command::new(&bin);
-            cmd.env("DISPLAY", &d)
-                .env("HOME", &home)
+            cmd.env("HOME", &home)
                 .arg(format!("--user-data-dir={}", profile.display()))
                 .arg("--remote-debugging-address=127.0.0.1")
                 .arg(format!("--remote-debugging-port={port}"))
-                .arg(format!("--window-size={},{}", size.width, size.height))
                 .args([
-                    "--window-position=0,0",
                     "--start-maximized",
-                    // The box is the sandbox; `--test-type` hides the bar that
-                    // `--no-sandbox` would show, which would shift coordinates.
-                    "--no-sandbox",
+                    // `--test-type` hides the bar that `--no-sandbox` would
+                    // show, which would shift coordinates.
                     "--test-type",
                     "--disable-background-networking",
                     "--disable-component-update",
@@ -592,9 +759,16 @@ fn chromium(
                     "--disable-features=Translate,MediaRouter",
                     "about:blank",
                 ]);
+            // Chromium's own sandbox when the box allows it (see
+            // `probe_sandbox`); else the box is the sandbox. Chromium reads
+            // switches after its URL too.
+            if !sandbox {
+                cmd.arg("--no-sandbox");
+            }
             cmd
         }),
         probe: Probe::Http { port, path: "/json/version" },
         needs_display: true,
+        provides: Vec::new(),
     }
 }

@@ -5,11 +5,18 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Guest, Options};
+use common::{Guest, Options, Profile};
 
-#[tokio::test]
-async fn components_become_ready_and_health_needs_no_secret() {
-    let g = Guest::start(Options { vnc: true, ..Options::default() }).await;
+crate::profiles!(
+    components_become_ready_and_health_needs_no_secret,
+    a_killed_component_comes_back,
+    a_killed_display_server_comes_back_with_its_clients,
+    chromium_answers_devtools_on_loopback,
+    the_secret_is_not_left_in_any_environment,
+);
+
+async fn components_become_ready_and_health_needs_no_secret(p: Profile) {
+    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let names: Vec<&str> = health["components"]
         .as_array()
@@ -17,8 +24,11 @@ async fn components_become_ready_and_health_needs_no_secret() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["xvfb", "fluxbox", "x11vnc"]);
-    // x11vnc answers the RFB handshake on loopback.
+    match p {
+        Profile::X11 => assert_eq!(names, ["xvfb", "fluxbox", "x11vnc"]),
+        Profile::Wayland => assert_eq!(names, ["sway", "wayvnc"]),
+    }
+    // The VNC server answers the RFB handshake on loopback.
     use tokio::io::AsyncReadExt;
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", g.vnc_port_base)).await.unwrap();
     let mut banner = [0u8; 12];
@@ -26,13 +36,17 @@ async fn components_become_ready_and_health_needs_no_secret() {
     assert!(banner.starts_with(b"RFB 003."), "{banner:?}");
 }
 
-#[tokio::test]
-async fn a_killed_component_comes_back() {
-    let g = Guest::start(Options::default()).await;
+/// The component after the display server: fluxbox, or wayvnc.
+async fn a_killed_component_comes_back(p: Profile) {
+    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
-    let wm = &health["components"][1];
-    assert_eq!(wm["name"], "fluxbox");
-    let pid = wm["pid"].as_i64().unwrap() as i32;
+    let victim = &health["components"][1];
+    let name = match p {
+        Profile::X11 => "fluxbox",
+        Profile::Wayland => "wayvnc",
+    };
+    assert_eq!(victim["name"], name);
+    let pid = victim["pid"].as_i64().unwrap() as i32;
     // SAFETY: kill takes plain integers.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
     let health = g
@@ -44,24 +58,26 @@ async fn a_killed_component_comes_back() {
     assert_eq!(health["components"][1]["last_exit"], "signal SIGKILL");
 }
 
-#[tokio::test]
-async fn a_killed_x_server_comes_back_with_its_clients() {
-    let g = Guest::start(Options::default()).await;
+async fn a_killed_display_server_comes_back_with_its_clients(p: Profile) {
+    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    assert_eq!(health["components"][0]["name"], g.display_server());
     let pid = health["components"][0]["pid"].as_i64().unwrap() as i32;
     // SAFETY: kill takes plain integers.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    // Its clients lose it, end, and come back once it is up again.
     g.wait_until(Duration::from_secs(30), |h| {
         h["status"] == "ready"
             && h["components"][0]["restarts"] == 1
-            && h["components"][1]["restarts"].as_u64() >= Some(1)
+            && h["components"].as_array().unwrap()[1..]
+                .iter()
+                .all(|c| c["restarts"].as_u64() >= Some(1))
     })
     .await;
 }
 
-#[tokio::test]
-async fn chromium_answers_devtools_on_loopback() {
-    let g = Guest::start(Options { chromium: true, ..Options::default() }).await;
+async fn chromium_answers_devtools_on_loopback(p: Profile) {
+    let g = Guest::start(Options { profile: p, chromium: true, ..Options::default() }).await;
     g.wait_until(Duration::from_secs(60), |h| h["status"] == "ready").await;
     let v: serde_json::Value = g
         .http
@@ -106,9 +122,8 @@ async fn every_route_but_health_needs_the_secret() {
     assert_eq!(body["error"]["request_id"], "req_mine");
 }
 
-#[tokio::test]
-async fn the_secret_is_not_left_in_any_environment() {
-    let g = Guest::start(Options::default()).await;
+async fn the_secret_is_not_left_in_any_environment(p: Profile) {
+    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let environ = std::fs::read(format!("/proc/{}/environ", g.pid())).unwrap();
     assert!(

@@ -22,6 +22,10 @@ pub struct BridgeArgs {
     /// How long the ticket URL can open a connection, in seconds (1 to 300).
     #[arg(long, default_value_t = 60)]
     ttl: u32,
+    /// Give the bridge a new secret first: connections and tickets made
+    /// with the old one end.
+    #[arg(long)]
+    rotate: bool,
 }
 
 /// `holm page BOX [--tab ID] COMMAND`.
@@ -186,7 +190,9 @@ fn print_page(r: &PageResult, json: bool) {
 
 /// `holm bridge BOX`: prints how to connect, with credentials.
 pub async fn bridge(client: &Client, a: BridgeArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let access = client.boxed(&a.r#box).bridge(Some(a.ttl)).await?;
+    let b = client.boxed(&a.r#box);
+    let access =
+        if a.rotate { b.rotate_bridge(Some(a.ttl)).await? } else { b.bridge(Some(a.ttl)).await? };
     if json {
         output::json(&access);
     } else {

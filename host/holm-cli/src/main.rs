@@ -3,13 +3,23 @@
 //! It talks to holmd at `HOLM_SERVER_URL` (default `http://127.0.0.1:8080`)
 //! with `HOLM_SERVER_TOKEN`. Every command takes `--json`. Errors go to
 //! standard error in the one error shape, and the exit status is non-zero.
-//! `holm mcp --stdio` serves MCP on standard input and output ([`mcp`]).
+//! `holm mcp --stdio` serves MCP on standard input and output ([`mcp`]);
+//! `holm bench` runs the separate `holm-bench` program ([`bench`]), so this
+//! client links no server code.
 
+mod agent;
 mod bench;
 mod browser;
 mod cmd;
+mod desk;
+mod files;
 mod mcp;
-mod output;
+mod procs;
+mod progress;
+mod shell;
+mod view;
+
+use holm_cli::output;
 
 use std::process::ExitCode;
 

@@ -3,7 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use holm_client::ClientError;
-use holm_proto::{ApiError, ErrorCode};
+use holm_proto::{ApiError, ErrorCode, NextStep};
 use serde::Serialize;
 
 /// Prints a value as pretty JSON.
@@ -17,6 +17,19 @@ pub fn json<T: Serialize>(value: &T) {
 /// Prints a line.
 pub fn line(text: &str) {
     println!("{text}");
+}
+
+/// Prints a value as JSON on one line (NDJSON), for streams of events.
+pub fn json_line<T: Serialize>(value: &T) {
+    match serde_json::to_string(value) {
+        Ok(s) => println!("{s}"),
+        Err(e) => eprintln!("cannot print the result: {e}"),
+    }
+}
+
+/// Prints a note for people on standard error.
+pub fn note(text: &str) {
+    eprintln!("{text}");
 }
 
 /// Turns any failure into the one error shape.
@@ -36,9 +49,9 @@ pub fn to_api_error(e: &anyhow::Error) -> ApiError {
     ApiError::new(ErrorCode::InvalidRequest, format!("{e:#}"))
 }
 
-/// Prints an error on standard error.
+/// Prints an error on standard error, with its hint in the CLI's terms.
 pub fn error(e: &anyhow::Error, json: bool) {
-    let api = to_api_error(e);
+    let api = to_api_error(e).worded_by(cli_hint);
     if json {
         match serde_json::to_string_pretty(&api.into_body()) {
             Ok(s) => eprintln!("{s}"),
@@ -46,24 +59,39 @@ pub fn error(e: &anyhow::Error, json: bool) {
         }
         return;
     }
-    eprintln!("error[{}]: {}", api.code, api.message);
-    if let Some(issues) =
-        api.details.as_ref().and_then(|d| d.get("issues")).and_then(|i| i.as_array())
-    {
-        for issue in issues {
-            eprintln!(
-                "  {}: {}",
-                issue.get("path").and_then(|v| v.as_str()).unwrap_or(""),
-                issue.get("problem").and_then(|v| v.as_str()).unwrap_or("")
-            );
+    eprintln!("{}", api.describe());
+}
+
+/// The next step of an error in the CLI's terms: its commands (REST's hint,
+/// on the wire, names routes).
+pub fn cli_hint(step: NextStep<'_>) -> Option<String> {
+    Some(match step {
+        NextStep::ListBoxes => "`holm ls` lists the boxes".to_owned(),
+        NextStep::ShowBox { box_id } => format!("`holm get {box_id}` shows its state"),
+        NextStep::CheckBox { box_id } => {
+            format!("the box may be stopping; `holm get {box_id}` shows its state")
         }
-    }
-    if let Some(hint) = &api.hint {
-        eprintln!("hint: {hint}");
-    }
-    if let Some(id) = &api.request_id {
-        eprintln!("request_id: {id}");
-    }
+        NextStep::WaitUntilRunning { box_id } => {
+            format!("wait until it runs; `holm get {box_id}` shows its state")
+        }
+        NextStep::ResumeFirst { box_id } => format!("resume it first: `holm resume {box_id}`"),
+        NextStep::CreateBox | NextStep::ClaimByCreate => "`holm new` makes a new box".to_owned(),
+        NextStep::CreateBoxWithBrowser => {
+            "this box runs no browser; `holm new` without --no-browser makes one that does"
+                .to_owned()
+        }
+        NextStep::RetrySoon => {
+            "it may be starting or restarting; try again in a few seconds".to_owned()
+        }
+        NextStep::ListTabs => "`holm page BOX tabs` lists the tabs".to_owned(),
+        NextStep::ShowRuntime { runtime } => {
+            format!("`holm runtime get {runtime}` says what it can do")
+        }
+        NextStep::AddRuntime => {
+            "`holm runtime add` adds one; `holm runtime ls` lists them".to_owned()
+        }
+        NextStep::ChangeRuntime { runtime } => format!("`holm runtime set {runtime}` changes it"),
+    })
 }
 
 /// Prints a table with a header row.
@@ -87,5 +115,35 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) {
     println!("{}", fmt(header.iter().map(|s| (*s).to_owned()).collect()));
     for row in rows {
         println!("{}", fmt(row.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use holm_proto::ErrorDetails;
+
+    use super::*;
+
+    #[test]
+    fn a_typed_error_is_worded_in_commands_where_rest_names_routes() {
+        let wire = ApiError::new(ErrorCode::NotFound, "there is no box \"box_x\"")
+            .with_kind(ErrorDetails::NoSuchBox { box_id: "box_x".into() })
+            .with_hint("GET /v1/boxes lists the boxes")
+            .with_request_id("req_1");
+        let shown = wire.worded_by(cli_hint).describe();
+        assert_eq!(
+            shown,
+            "error[not_found]: there is no box \"box_x\"\nhint: `holm ls` lists the boxes\n\
+             request_id: req_1"
+        );
+        let refused = ApiError::new(ErrorCode::Conflict, "box box_x is paused; ...").with_kind(
+            ErrorDetails::BoxRefused {
+                box_id: "box_x".into(),
+                state: holm_proto::host::BoxState::Paused,
+                request: holm_proto::BoxRequest::Stop,
+            },
+        );
+        let hint = refused.worded_by(cli_hint).hint.unwrap();
+        assert_eq!(hint, "resume it first: `holm resume box_x`");
     }
 }

@@ -82,3 +82,23 @@ async fn page_state_and_bridge_commands_work() {
     assert!(bridge["ticket_url"].as_str().unwrap().contains("/t/"));
     ok(&server, &["rm", &id]);
 }
+
+/// `holm new --wayland` gives a box whose desktop is headless sway, driven
+/// with the same commands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_with_wayland_gives_a_sway_desktop() {
+    if !e2e_enabled().await {
+        return;
+    }
+    holm_testkit::ensure_image_of(holm_testkit::Profile::Wayland).await;
+    let server = TestServer::start().await;
+    let id = ok(&server, &["new", "--wayland", "--ttl", "10", "--no-browser"]).trim().to_owned();
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&server, &["--json", "get", &id])).expect("JSON");
+    assert_eq!(info["spec"]["display"], "wayland", "{info}");
+    assert_eq!(info["screens"][0]["display"], "HEADLESS-1", "{info}");
+    ok(&server, &["click", &id, "10", "20"]);
+    let version = ok(&server, &["exec", &id, "--", "swaymsg", "-t", "get_version"]);
+    assert!(version.contains("\"variant\": \"sway\""), "{version}");
+    ok(&server, &["rm", &id]);
+}

@@ -2,59 +2,47 @@
 //! key goes in from standard input or a variable, never the command line,
 //! and never comes out.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use std::process::Output;
+
+use common::{holm_with, text};
 use holm_testkit::TestServer;
 
 const KEY: &str = "e2b_cli_key_5c4b3a29181716151413";
 const KEY_2: &str = "e2b_cli_key_two_aabbccddeeff0011";
+/// The runtime `vercel`'s API and registry: a closed loopback port (the
+/// runtimes file sets a vendor's endpoints on the runtime named after it).
+const CLOSED_VERCEL: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\n";
 
 fn holm(server: &TestServer, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_holm"))
-        .args(args)
-        .env("HOLM_SERVER_URL", &server.url)
-        .env("HOLM_SERVER_TOKEN", &server.token)
-        .envs(env.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run holm");
-    let mut input = child.stdin.take().unwrap();
-    if let Some(s) = stdin {
-        input.write_all(s.as_bytes()).unwrap();
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    for text in [&out.stdout, &out.stderr] {
-        let text = String::from_utf8_lossy(text);
-        assert!(!text.contains(KEY) && !text.contains(KEY_2), "a key came out: {text}");
-    }
-    out
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    holm_with(server, args, stdin, env, &[KEY, KEY_2])
 }
 
 // The server runs in this process while `holm` blocks this thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtime_add_set_and_rm_take_the_key_from_stdin_or_a_variable() {
-    let server = TestServer::start_without_image(|c| {
+    // The Vercel runtime below is pointed at a closed loopback port, so the
+    // vendor is never dialled and the runtime is unavailable.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runtimes.toml");
+    std::fs::write(&file, CLOSED_VERCEL).unwrap();
+    let mut server = TestServer::start_without_image(move |c| {
         c.runtimes = Some(Vec::new());
         c.secret_key = Some("cli-test-server-key-0123456789abcdef0123".into());
+        c.config_file = Some(file);
     })
     .await;
+    server.keep(dir);
 
     // No key given: refused by the CLI, nothing sent.
-    let o = holm(&server, &["runtime", "add", "cloud", "--provider", "e2b"], None, &[]);
+    let o = holm(&server, &["runtime", "add", "vercel", "--provider", "e2b"], None, &[]);
     assert!(!o.status.success());
     assert!(text(&o).contains("--api-key"), "{}", text(&o));
     // The key has no place on the command line: `--api-key` takes no value.
     let o = holm(
         &server,
-        &["runtime", "add", "cloud", "--provider", "e2b", "--api-key", "key-on-argv"],
+        &["runtime", "add", "vercel", "--provider", "e2b", "--api-key", "key-on-argv"],
         None,
         &[],
     );
@@ -66,29 +54,32 @@ async fn runtime_add_set_and_rm_take_the_key_from_stdin_or_a_variable() {
         &[
             "runtime",
             "add",
-            "cloud",
+            "vercel",
             "--provider",
-            "e2b",
+            "vercel",
             "--field",
-            "public_traffic=true",
+            "team_id=team_cli",
+            "--field",
+            "project_id=prj_cli",
             "--api-key",
         ],
         Some(&format!("{KEY}\n")),
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("no adapter for provider e2b"), "{}", text(&o));
+    assert!(text(&o).contains("unavailable"), "{}", text(&o));
+    assert!(text(&o).contains("cannot connect"), "{}", text(&o));
 
     let o = holm(
         &server,
-        &["runtime", "set", "cloud", "--field", "max_lifetime_secs=86400"],
+        &["runtime", "set", "vercel", "--field", "max_lifetime_secs=86400"],
         None,
         &[],
     );
     assert!(o.status.success(), "{}", text(&o));
     let o = holm(
         &server,
-        &["--json", "runtime", "set", "cloud", "--api-key-env", "MY_E2B_KEY"],
+        &["--json", "runtime", "set", "vercel", "--api-key-env", "MY_E2B_KEY"],
         None,
         &[("MY_E2B_KEY", KEY_2)],
     );
@@ -99,7 +90,7 @@ async fn runtime_add_set_and_rm_take_the_key_from_stdin_or_a_variable() {
     assert_eq!(info["secrets"], serde_json::json!(["api_key"]));
 
     let o = holm(&server, &["--json", "runtime", "ls"], None, &[]);
-    assert!(o.status.success() && text(&o).contains("\"cloud\""), "{}", text(&o));
+    assert!(o.status.success() && text(&o).contains("\"vercel\""), "{}", text(&o));
 
     // A host engine is refused, with the error's code and hint.
     let o = holm(
@@ -111,7 +102,7 @@ async fn runtime_add_set_and_rm_take_the_key_from_stdin_or_a_variable() {
     assert!(!o.status.success());
     assert!(text(&o).contains("host engine"), "{}", text(&o));
 
-    let o = holm(&server, &["runtime", "rm", "cloud"], None, &[]);
+    let o = holm(&server, &["runtime", "rm", "vercel"], None, &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(server.client.runtimes().await.unwrap().is_empty());
 }

@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, TryStreamExt};
+use holm_proto::contract::{self, Body, Call, Method};
 use holm_proto::guest::{
     Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo,
     FileStat, Health, Info, InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page,
@@ -11,7 +12,11 @@ use holm_proto::guest::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::endpoint::Endpoint;
 use crate::error::{ClientError, Result, check, transport};
+
+/// The type of a raw body: the web edge refuses a body without one.
+const OCTET_STREAM: &str = "application/octet-stream";
 
 /// A screenshot: the raw image and what its headers said.
 #[derive(Debug, Clone)]
@@ -35,14 +40,20 @@ pub struct BoxClient {
     base: String,
     /// The guest's root URL, for `/health` (guest only).
     root: Option<String>,
-    token: Option<String>,
+    token: Option<holm_proto::Secret>,
+    /// The guest's endpoint, whose headers every request carries (guest
+    /// clients made with [`BoxClient::at`]).
+    endpoint: Option<Endpoint>,
 }
 
+/// Without the HTTP client, whose proxies may carry credentials; the token
+/// shows as `<hidden>` ([`holm_proto::Secret`]).
 impl std::fmt::Debug for BoxClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BoxClient")
             .field("base", &self.base)
-            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .field("token", &self.token)
+            .field("endpoint", &self.endpoint)
             .finish_non_exhaustive()
     }
 }
@@ -56,13 +67,33 @@ impl BoxClient {
             http: crate::http(),
             base: format!("{root}/v1"),
             root: Some(root),
-            token: Some(secret.to_owned()),
+            token: Some(secret.into()),
+            endpoint: None,
         }
     }
 
+    /// A client straight against a guest at the endpoint its runtime
+    /// answered (its URL and the headers its proxy needs), with the box's
+    /// secret.
+    pub fn at(endpoint: &Endpoint, secret: &str) -> Self {
+        Self { endpoint: Some(endpoint.clone()), ..Self::guest(endpoint.url(), secret) }
+    }
+
     /// A client whose routes start at `base`, with a bearer token.
-    pub(crate) fn with_base(http: reqwest::Client, base: String, token: Option<String>) -> Self {
-        Self { http, base, root: None, token }
+    pub(crate) fn with_base(
+        http: reqwest::Client,
+        base: String,
+        token: Option<holm_proto::Secret>,
+    ) -> Self {
+        Self { http, base, root: None, token, endpoint: None }
+    }
+
+    /// Adds the endpoint's headers, when the client has an endpoint.
+    fn through_endpoint(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.endpoint {
+            Some(e) => e.apply(rb),
+            None => rb,
+        }
     }
 
     /// The API prefix this client calls.
@@ -76,9 +107,9 @@ impl BoxClient {
         path: &str,
     ) -> (String, reqwest::RequestBuilder) {
         let url = format!("{}{path}", self.base);
-        let mut rb = self.http.request(method, &url);
+        let mut rb = self.through_endpoint(self.http.request(method, &url));
         if let Some(t) = &self.token {
-            rb = rb.bearer_auth(t);
+            rb = rb.bearer_auth(t.expose());
         }
         (url, rb)
     }
@@ -104,6 +135,44 @@ impl BoxClient {
             .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
     }
 
+    /// Calls `call`, a typed guest route of the contract
+    /// ([`holm_proto::contract`]), with `params` filling its `{name}`
+    /// parameters in order and `body` as its JSON body (`&()` for none):
+    /// the method, path and types are the ones the guest serves and holmd
+    /// forwards and documents, spelled once.
+    pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        call: &Call<Req, Resp>,
+        params: &[&str],
+        body: &Req,
+    ) -> Result<Resp> {
+        let route = &call.route;
+        let mut params = params.iter();
+        let mut path = String::new();
+        for seg in route.path.trim_start_matches("/v1").split('/').filter(|s| !s.is_empty()) {
+            path.push('/');
+            if seg.starts_with('{') {
+                let value = params.next().ok_or_else(|| ClientError::Protocol {
+                    url: format!("{}{}", self.base, route.path),
+                    message: format!("no value for {seg} of {} {}", route.method, route.path),
+                })?;
+                path.push_str(&enc(value));
+            } else {
+                path.push_str(seg);
+            }
+        }
+        let method = match route.method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+            Method::Put => reqwest::Method::PUT,
+            Method::Patch => reqwest::Method::PATCH,
+            Method::Delete => reqwest::Method::DELETE,
+        };
+        let (url, rb) = self.request(method, &path);
+        let rb = if matches!(route.op.body, Body::Json(_)) { rb.json(body) } else { rb };
+        self.json(&url, rb).await
+    }
+
     pub(crate) async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
         let (url, rb) = self.request(reqwest::Method::GET, path);
         self.json(&url, rb).await
@@ -125,23 +194,23 @@ impl BoxClient {
             message: "health is asked of a guest; through holmd, get the box".into(),
         })?;
         let url = format!("{root}/health");
-        let rb = self.http.get(&url);
+        let rb = self.through_endpoint(self.http.get(&url));
         self.json(&url, rb).await
     }
 
     /// Version, screens and capabilities.
     pub async fn info(&self) -> Result<Info> {
-        self.get_json("/info").await
+        self.call(&contract::INFO, &[], &()).await
     }
 
     /// The screens.
     pub async fn screens(&self) -> Result<Vec<Screen>> {
-        Ok(self.get_json::<Page<Screen>>("/screens").await?.data)
+        Ok(self.call(&contract::SCREENS, &[], &()).await?.data)
     }
 
     /// Where the pointer is on `screen`.
     pub async fn cursor(&self, screen: u8) -> Result<CursorPosition> {
-        self.get_json(&format!("/screens/{screen}/cursor")).await
+        self.call(&contract::CURSOR, &[&screen.to_string()], &()).await
     }
 
     /// A screenshot of `screen`.
@@ -201,7 +270,7 @@ impl BoxClient {
 
     /// Runs a command and waits for it.
     pub async fn run(&self, request: &CommandRequest) -> Result<CommandResult> {
-        self.post_json("/commands/run", request).await
+        self.call(&contract::RUN, &[], request).await
     }
 
     /// Runs `argv` without a shell and waits for it.
@@ -225,17 +294,17 @@ impl BoxClient {
 
     /// Starts a background process.
     pub async fn start_process(&self, request: &ProcessStart) -> Result<ProcessInfo> {
-        self.post_json("/processes", request).await
+        self.call(&contract::SPAWN, &[], request).await
     }
 
     /// The background processes.
     pub async fn processes(&self) -> Result<Vec<ProcessInfo>> {
-        Ok(self.get_json::<Page<ProcessInfo>>("/processes").await?.data)
+        Ok(self.call(&contract::PROCESSES, &[], &()).await?.data)
     }
 
     /// One background process.
     pub async fn process(&self, id: &str) -> Result<ProcessInfo> {
-        self.get_json(&format!("/processes/{}", enc(id))).await
+        self.call(&contract::PROCESS, &[id], &()).await
     }
 
     /// The output events after `cursor`, waiting up to `wait_ms` for a first one.
@@ -258,11 +327,19 @@ impl BoxClient {
         Ok(ndjson(url, response))
     }
 
-    /// Writes to a process's standard input, and closes it with `eof`.
-    pub async fn write_stdin(&self, id: &str, data: impl Into<Bytes>, eof: bool) -> Result<()> {
+    /// Writes to a process's standard input (bytes, or a stream as it
+    /// comes), and closes it with `eof`.
+    pub async fn write_stdin(
+        &self,
+        id: &str,
+        data: impl Into<reqwest::Body>,
+        eof: bool,
+    ) -> Result<()> {
         let (url, rb) =
             self.request(reqwest::Method::POST, &format!("/processes/{}/stdin?eof={eof}", enc(id)));
-        self.send(&url, rb.body(data.into())).await.map(drop)
+        self.send(&url, rb.header(reqwest::header::CONTENT_TYPE, OCTET_STREAM).body(data.into()))
+            .await
+            .map(drop)
     }
 
     /// Sends a signal, such as `TERM`, to a process.
@@ -308,7 +385,11 @@ impl BoxClient {
         if let Some(m) = mode {
             query.push(("mode", m));
         }
-        self.json(&url, rb.query(&query).body(body)).await
+        self.json(
+            &url,
+            rb.query(&query).header(reqwest::header::CONTENT_TYPE, OCTET_STREAM).body(body),
+        )
+        .await
     }
 
     /// Lists a directory, `depth` levels down.
@@ -327,7 +408,8 @@ impl BoxClient {
 
     /// Makes a directory and its parents.
     pub async fn mkdir(&self, path: &str) -> Result<FileInfo> {
-        self.post_json("/files/mkdir", &MkdirRequest { path: path.to_owned(), parents: true }).await
+        self.call(&contract::MKDIR, &[], &MkdirRequest { path: path.to_owned(), parents: true })
+            .await
     }
 
     /// Removes a path; `recursive` for a directory with contents.

@@ -8,15 +8,17 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
+use holm_proto::contract;
 use holm_proto::guest::{
     BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult, FillRequest,
-    LoadStateResult, NavigateRequest, OpenTab, Page, PageContent, PageImageFormat, PageResult,
+    LoadStateResult, NavigateRequest, OpenTab, PageContent, PageImageFormat, PageResult,
     PageScreenshotOptions, PressRequest, StorageState, Tab, Ticket, TicketRequest, TypeRequest,
     WaitRequest, headers,
 };
 use holm_proto::host::{BridgeAccess, BridgeRequest};
 
 use crate::boxes::{BoxClient, enc};
+use crate::endpoint::Endpoint;
 use crate::error::{ClientError, Result, check, transport};
 
 /// A page screenshot: the raw image and its size.
@@ -35,12 +37,12 @@ pub struct PageScreenshot {
 impl BoxClient {
     /// The browser's tabs.
     pub async fn tabs(&self) -> Result<Vec<Tab>> {
-        Ok(self.get_json::<Page<Tab>>("/browser/tabs").await?.data)
+        Ok(self.call(&contract::TABS, &[], &()).await?.data)
     }
 
     /// Opens a tab (it becomes the current one).
     pub async fn open_tab(&self, request: &OpenTab) -> Result<Tab> {
-        self.post_json("/browser/tabs", request).await
+        self.call(&contract::OPEN_TAB, &[], request).await
     }
 
     /// Closes a tab.
@@ -65,7 +67,7 @@ impl BoxClient {
 
     /// Loads a URL as asked.
     pub async fn navigate_with(&self, request: &NavigateRequest) -> Result<PageResult> {
-        self.post_json("/browser/navigate", request).await
+        self.call(&contract::NAVIGATE, &[], request).await
     }
 
     /// Clicks the first visible element that matches a CSS selector.
@@ -79,7 +81,7 @@ impl BoxClient {
 
     /// Clicks as asked.
     pub async fn page_click_with(&self, request: &ClickRequest) -> Result<PageResult> {
-        self.post_json("/browser/click", request).await
+        self.call(&contract::CLICK, &[], request).await
     }
 
     /// Types text as key presses into the element that matches.
@@ -94,7 +96,7 @@ impl BoxClient {
 
     /// Types as asked.
     pub async fn page_type_with(&self, request: &TypeRequest) -> Result<PageResult> {
-        self.post_json("/browser/type", request).await
+        self.call(&contract::TYPE, &[], request).await
     }
 
     /// Sets a field's value at once.
@@ -109,7 +111,7 @@ impl BoxClient {
 
     /// Fills as asked.
     pub async fn page_fill_with(&self, request: &FillRequest) -> Result<PageResult> {
-        self.post_json("/browser/fill", request).await
+        self.call(&contract::FILL, &[], request).await
     }
 
     /// Presses a key or chord, such as `Enter` or `Control+a`, where the focus is.
@@ -119,7 +121,7 @@ impl BoxClient {
 
     /// Presses as asked.
     pub async fn page_press_with(&self, request: &PressRequest) -> Result<PageResult> {
-        self.post_json("/browser/press", request).await
+        self.call(&contract::PRESS, &[], request).await
     }
 
     /// Waits (5 s at most) until an element that matches is visible.
@@ -133,7 +135,7 @@ impl BoxClient {
 
     /// Waits as asked.
     pub async fn page_wait_with(&self, request: &WaitRequest) -> Result<PageResult> {
-        self.post_json("/browser/wait", request).await
+        self.call(&contract::WAIT, &[], request).await
     }
 
     /// Evaluates a JavaScript expression in the current tab.
@@ -147,7 +149,7 @@ impl BoxClient {
 
     /// Evaluates as asked.
     pub async fn evaluate_with(&self, request: &EvaluateRequest) -> Result<EvaluateResult> {
-        self.post_json("/browser/evaluate", request).await
+        self.call(&contract::EVALUATE, &[], request).await
     }
 
     /// A screenshot of a tab (the viewport, or the whole page).
@@ -192,58 +194,75 @@ impl BoxClient {
 
     /// The browser's cookies and the storage of every origin open in a tab.
     pub async fn save_state(&self) -> Result<StorageState> {
-        self.get_json("/browser/state").await
+        self.call(&contract::SAVE_STATE, &[], &()).await
     }
 
     /// Puts cookies and storage (from [`BoxClient::save_state`], maybe of
     /// another box) into this box's browser.
     pub async fn load_state(&self, state: &StorageState) -> Result<LoadStateResult> {
-        self.post_json("/browser/state", state).await
+        self.call(&contract::LOAD_STATE, &[], state).await
     }
 
     /// How to reach the box's Chromium from this host, with a fresh ticket
     /// (through holmd; a `Computer` answers its own).
     pub async fn bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess> {
-        self.post_json("/bridge", &BridgeRequest { ttl_secs }).await
+        self.post_json("/bridge", &BridgeRequest { ttl_secs, rotate: false }).await
+    }
+
+    /// [`Self::bridge`] after giving the bridge a new secret (through holmd
+    /// only): every connection and ticket of the old secret ends.
+    pub async fn rotate_bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess> {
+        self.post_json("/bridge", &BridgeRequest { ttl_secs, rotate: true }).await
     }
 
     /// Sets the bridge's secret (straight against a guest only).
     pub async fn set_bridge_secret(&self, secret: &str) -> Result<()> {
         let (url, rb) = self.request(reqwest::Method::PUT, "/bridge/secret");
-        let body = BridgeSecret { secret: secret.to_owned() };
+        let body = BridgeSecret { secret: secret.into() };
+        self.send(&url, rb.json(&body)).await.map(drop)
+    }
+
+    /// Replaces the box secret (straight against a guest only; the server
+    /// never forwards it). This client keeps the old one: make a new client
+    /// with the new secret.
+    pub async fn set_box_secret(&self, secret: &str) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::PUT, "/secret");
+        let body = holm_proto::guest::BoxSecret { secret: secret.into() };
         self.send(&url, rb.json(&body)).await.map(drop)
     }
 
     /// Issues a bridge ticket (straight against a guest only).
     pub async fn bridge_ticket(&self, ttl_secs: Option<u32>) -> Result<Ticket> {
-        self.post_json("/bridge/tickets", &TicketRequest { ttl_secs }).await
+        self.call(&contract::BRIDGE_TICKET, &[], &TicketRequest { ttl_secs }).await
     }
 
     /// The bridge's state (straight against a guest only).
     pub async fn bridge_status(&self) -> Result<BridgeStatus> {
-        self.get_json("/bridge").await
+        self.call(&contract::BRIDGE, &[], &()).await
     }
 }
 
 /// Makes a [`BridgeAccess`] for a box: sets `secret` on its guest (the same
 /// secret again changes nothing; a guest that restarted gets it back), issues
-/// a ticket, and asks the bridge at `bridge_url` for the browser's address.
+/// a ticket, and asks the bridge at its endpoint for the browser's address.
+/// The headers answered are the endpoint's (a vendor proxy's token) and the
+/// bridge's own `Authorization`.
 pub async fn bridge_access(
     guest: &BoxClient,
-    bridge_url: &str,
+    bridge: &Endpoint,
     secret: &str,
     ttl_secs: Option<u32>,
 ) -> Result<BridgeAccess> {
     guest.set_bridge_secret(secret).await?;
     let ticket = guest.bridge_ticket(ttl_secs).await?;
-    let http_url = bridge_url.trim_end_matches('/').to_owned();
-    let url = format!("{http_url}/json/version");
+    let url = bridge.join("/json/version");
     let http = crate::client_builder()
         .no_proxy()
         .timeout(Duration::from_secs(15))
         .build()
         .map_err(transport(&url))?;
-    let response = http.get(&url).bearer_auth(secret).send().await.map_err(transport(&url))?;
+    let request = bridge.apply(http.get(&url)).bearer_auth(secret);
+    let response = request.send().await.map_err(transport(&url))?;
     let response = check(&url, response).await?;
     let v: serde_json::Value = response
         .json()
@@ -256,14 +275,24 @@ pub async fn bridge_access(
             message: "no webSocketDebuggerUrl".into(),
         })?
         .to_owned();
+    // A ticket is for a client that cannot send headers: where the runtime's
+    // proxy takes its credential in the query, the ticket URLs carry it.
+    // Where it takes it only as a header, such a client cannot pass it, and
+    // the URLs are answered as they are.
+    let ticket_url = bridge.join(&format!("/t/{}", ticket.ticket));
+    let ticket_url = bridge.headerless(&ticket_url).unwrap_or(ticket_url);
     let ticket_ws_url = with_ticket(&ws_url, &ticket.ticket);
+    let ticket_ws_url = bridge.headerless(&ticket_ws_url).unwrap_or(ticket_ws_url);
+    let mut headers: BTreeMap<String, String> =
+        bridge.headers().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+    headers.insert("Authorization".to_owned(), format!("Bearer {secret}"));
     let expires = SystemTime::now() + Duration::from_secs(u64::from(ticket.expires_in_secs));
     Ok(BridgeAccess {
-        ticket_url: format!("{http_url}/t/{}", ticket.ticket),
+        ticket_url,
         ticket_ws_url,
-        http_url,
+        http_url: bridge.url().to_owned(),
         ws_url,
-        headers: BTreeMap::from([("Authorization".to_owned(), format!("Bearer {secret}"))]),
+        headers,
         expires_at: humantime::format_rfc3339_seconds(expires).to_string(),
     })
 }

@@ -2,20 +2,29 @@
 //!
 //! - [`Client`] talks to `holmd`: runtimes, boxes, images.
 //! - [`BoxClient`] drives one box: screens, input, commands, processes,
-//!   files, and the page tools and browser state of its Chromium. The same client works through holmd (`Client::boxed`) and straight
+//!   files, a terminal ([`Terminal`]), and the page tools and browser state
+//!   of its Chromium. The same client works through holmd (`Client::boxed`) and straight
 //!   against a box's guest ([`BoxClient::guest`]), because holmd forwards its
 //!   box routes to the guest path for path.
 
+mod agent;
 mod boxes;
 mod browser;
+mod desk;
+mod endpoint;
 mod error;
 mod server;
+mod terminal;
+mod viewers;
 
+pub use agent::agent_access;
 pub use boxes::{BoxClient, Screenshot};
 pub use browser::{PageScreenshot, bridge_access};
+pub use endpoint::{Endpoint, EndpointError, WebSockets};
 pub use error::{ClientError, Result};
 pub use holm_proto as proto;
 pub use server::Client;
+pub use terminal::{Terminal, TerminalOutput, TerminalReader, TerminalWriter};
 
 use std::sync::Once;
 

@@ -4,8 +4,10 @@ use futures_util::Stream;
 use holm_proto::guest::Page;
 use holm_proto::host::{
     AddRuntime, AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, ChangeRuntime, CreateBox,
-    ExtendBox, ForkBox, ImageInfo, ReplaceRuntime, RuntimeInfo, ServerHealth, Trace,
+    ExtendBox, ForkBox, ImageInfo, PruneImages, PrunedImage, ReplaceRuntime, RuntimeInfo,
+    ServerHealth, Trace,
 };
+use holm_proto::progress::BoxEvent;
 use serde::de::DeserializeOwned;
 
 use crate::boxes::{BoxClient, ndjson};
@@ -19,14 +21,16 @@ pub const DEFAULT_SERVER_URL: &str = "http://127.0.0.1:8080";
 pub struct Client {
     http: reqwest::Client,
     url: String,
-    token: Option<String>,
+    token: Option<holm_proto::Secret>,
 }
 
+/// Without the HTTP client, whose proxies may carry credentials; the token
+/// shows as `<hidden>` ([`holm_proto::Secret`]).
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("url", &self.url)
-            .field("token", &self.token.as_ref().map(|_| "<hidden>"))
+            .field("token", &self.token)
             .finish_non_exhaustive()
     }
 }
@@ -50,7 +54,7 @@ impl Client {
         Self {
             http: crate::http(),
             url: url.trim_end_matches('/').to_owned(),
-            token: token.filter(|t| !t.is_empty()).map(str::to_owned),
+            token: token.filter(|t| !t.is_empty()).map(holm_proto::Secret::from),
         }
     }
 
@@ -67,16 +71,24 @@ impl Client {
         &self.url
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> (String, reqwest::RequestBuilder) {
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+    ) -> (String, reqwest::RequestBuilder) {
         let url = format!("{}{path}", self.url);
         let mut rb = self.http.request(method, &url);
         if let Some(t) = &self.token {
-            rb = rb.bearer_auth(t);
+            rb = rb.bearer_auth(t.expose());
         }
         (url, rb)
     }
 
-    async fn call<T: DeserializeOwned>(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<T> {
+    pub(crate) async fn call<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        rb: reqwest::RequestBuilder,
+    ) -> Result<T> {
         let response = rb.send().await.map_err(transport(url))?;
         let response = check(url, response).await?;
         response
@@ -165,7 +177,20 @@ impl Client {
         cursor: Option<&str>,
         limit: Option<u32>,
     ) -> Result<Page<BoxInfo>> {
+        self.list_boxes_with(cursor, limit, false).await
+    }
+
+    /// One page of boxes; with `all`, also those a warm pool holds.
+    pub async fn list_boxes_with(
+        &self,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+        all: bool,
+    ) -> Result<Page<BoxInfo>> {
         let (url, mut rb) = self.request(reqwest::Method::GET, "/v1/boxes");
+        if all {
+            rb = rb.query(&[("all", "true")]);
+        }
         if let Some(c) = cursor {
             rb = rb.query(&[("cursor", c)]);
         }
@@ -177,10 +202,16 @@ impl Client {
 
     /// Every box, page after page.
     pub async fn all_boxes(&self) -> Result<Vec<BoxInfo>> {
+        self.every_box(false).await
+    }
+
+    /// Every box, page after page; with `pooled`, also those a warm pool
+    /// holds.
+    pub async fn every_box(&self, pooled: bool) -> Result<Vec<BoxInfo>> {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
-            let page = self.list_boxes(cursor.as_deref(), Some(100)).await?;
+            let page = self.list_boxes_with(cursor.as_deref(), Some(100), pooled).await?;
             out.extend(page.data);
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
@@ -193,11 +224,7 @@ impl Client {
     pub async fn get_box(&self, id: &str, wait_for: Option<(BoxState, u64)>) -> Result<BoxInfo> {
         let (url, mut rb) = self.request(reqwest::Method::GET, &format!("/v1/boxes/{}", enc(id)));
         if let Some((state, secs)) = wait_for {
-            let state = serde_json::to_value(state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            rb = rb.query(&[("wait_for", state), ("timeout_secs", secs.to_string())]);
+            rb = rb.query(&[("wait_for", state.as_str()), ("timeout_secs", &secs.to_string())]);
         }
         self.call(&url, rb).await
     }
@@ -308,6 +335,23 @@ impl Client {
         )
     }
 
+    /// The progress of a box's latest making or start: its stages so far,
+    /// then each as it comes, until it runs, fails, or `timeout_secs` pass;
+    /// the last event is the box as it is then.
+    pub async fn progress(
+        &self,
+        id: &str,
+        timeout_secs: u64,
+    ) -> Result<impl Stream<Item = Result<BoxEvent>> + use<>> {
+        let (url, rb) = self.request(
+            reqwest::Method::GET,
+            &format!("/v1/boxes/{}/progress?timeout_secs={timeout_secs}", enc(id)),
+        );
+        let response = rb.send().await.map_err(transport(&url))?;
+        let response = check(&url, response).await?;
+        Ok(ndjson(url, response))
+    }
+
     /// Builds an image and streams the build's progress.
     pub async fn build_image(
         &self,
@@ -329,6 +373,12 @@ impl Client {
         let response = rb.json(&body).send().await.map_err(transport(&url))?;
         let response = check(&url, response).await?;
         Ok(ndjson(url, response))
+    }
+
+    /// Removes box images no box uses (see [`PruneImages`]).
+    pub async fn prune_images(&self, request: &PruneImages) -> Result<Vec<PrunedImage>> {
+        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/prune");
+        Ok(self.call::<Page<PrunedImage>>(&url, rb.json(request)).await?.data)
     }
 
     /// The images holm built.

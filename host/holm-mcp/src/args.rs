@@ -39,6 +39,11 @@ pub struct LaunchBoxArgs {
     /// The size of every screen in pixels, WIDTHxHEIGHT (default 1280x800).
     #[serde(default)]
     pub screen_size: Option<String>,
+    /// The display server: "x11" (default) or "wayland" (headless sway). The
+    /// tools are the same; on Wayland the cursor tool cannot say where the
+    /// pointer is after a person moved it, until you move it again.
+    #[serde(default)]
+    pub display: Option<holm_proto::guest::Profile>,
     /// Apps from the server's catalogue, such as "vscode".
     #[serde(default)]
     pub apps: Vec<String>,
@@ -135,6 +140,44 @@ pub struct CursorArgs {
     /// The screen, from 0 (default 0).
     #[serde(default)]
     pub screen: u8,
+}
+
+/// `view_screen`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ViewScreenArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The screen, from 0 (default 0).
+    #[serde(default)]
+    pub screen: u8,
+    /// A takeover link (mouse, keyboard and clipboard) rather than watch only (default false).
+    #[serde(default)]
+    pub takeover: bool,
+}
+
+/// `ask_for_help`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AskForHelpArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// Why a person is needed, shown to them on the takeover page (1 to 500 characters).
+    pub reason: String,
+    /// The screen the person should take, from 0 (default 0).
+    #[serde(default)]
+    pub screen: u8,
+}
+
+/// `wait_for_handback`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WaitForHandbackArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The longest wait in seconds, 1 to 900 (default 50).
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
 }
 
 /// `exec`.
@@ -314,7 +357,8 @@ pub struct PageArgs {
     #[serde(default)]
     pub value: Option<String>,
     /// press: a key such as "Enter", "Escape", "ArrowDown", "a", or a chord
-    /// with Control, Shift, Alt or Meta joined by +, such as "Control+a".
+    /// with Control, Shift, Alt or Meta joined by +, such as "Control+a";
+    /// the key names of the computer tool's key action work too.
     #[serde(default)]
     pub key: Option<String>,
     /// evaluate: a JavaScript expression, such as "document.title"; a promise
@@ -344,15 +388,42 @@ pub struct PageArgs {
     pub timeout_ms: Option<u64>,
 }
 
+/// A tool whose calls are one action each, named by an `action` field, and
+/// whose other fields depend on the action (`page`, `box`).
+pub trait OneAction: DeserializeOwned + Copy {
+    /// The action's name on the wire.
+    fn as_str(self) -> &'static str;
+    /// The fields the action needs, and the ones it also takes (besides
+    /// `box_id` and `action`).
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]);
+}
+
+impl OneAction for PageAction {
+    fn as_str(self) -> &'static str {
+        Self::as_str(self)
+    }
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        Self::fields(self)
+    }
+}
+
 /// Parses `page`'s arguments strictly, and checks that each field is one the
 /// action takes and that the action has the fields it needs: one answer
 /// names every wrong field.
 pub fn parse_page(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<PageArgs, ApiError> {
+    parse_action::<PageArgs, PageAction>(arguments)
+}
+
+/// Parses the arguments of a tool of [`OneAction`]s strictly, and checks
+/// each field against the action: one answer names every wrong field.
+pub fn parse_action<T: DeserializeOwned + JsonSchema + 'static, A: OneAction>(
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<T, ApiError> {
     let arguments = arguments.unwrap_or_default();
-    let mut issues = page_field_issues(&arguments);
-    match holm_proto::strict::from_value::<PageArgs>(serde_json::Value::Object(arguments)) {
+    let mut issues = action_field_issues::<T, A>(&arguments);
+    match holm_proto::strict::from_value::<T>(serde_json::Value::Object(arguments)) {
         Ok(args) if issues.is_empty() => Ok(args),
         Ok(_) => Err(ApiError::invalid_fields(issues)),
         Err(strict) => {
@@ -369,16 +440,18 @@ pub fn parse_page(
 /// The fields given that `action` does not take, and the ones it needs that
 /// are missing (nothing when the action itself is missing or unknown: the
 /// strict parse names it).
-fn page_field_issues(arguments: &serde_json::Map<String, serde_json::Value>) -> Vec<Issue> {
+fn action_field_issues<T: JsonSchema + 'static, A: OneAction>(
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<Issue> {
     let Some(action) =
-        arguments.get("action").and_then(|a| serde_json::from_value::<PageAction>(a.clone()).ok())
+        arguments.get("action").and_then(|a| serde_json::from_value::<A>(a.clone()).ok())
     else {
         return Vec::new();
     };
     let (needs, takes) = action.fields();
     let name = action.as_str();
     let mut issues = Vec::new();
-    let known = holm_proto::strict::schema_of::<PageArgs>();
+    let known = holm_proto::strict::schema_of::<T>();
     let known = known.get("properties").and_then(|p| p.as_object());
     for (field, value) in arguments {
         let is_known = known.is_some_and(|k| k.contains_key(field));
@@ -410,6 +483,83 @@ fn page_field_issues(arguments: &serde_json::Map<String, serde_json::Value>) -> 
         }
     }
     issues
+}
+
+/// What a `box` call does to a box's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BoxAction {
+    /// Stop the box: its files are kept, its processes end.
+    Stop,
+    /// Start a stopped box: a new desktop with the same files.
+    Start,
+    /// Pause a running box: its memory is kept; it takes no commands.
+    Pause,
+    /// Resume a paused box where it was.
+    Resume,
+    /// A new box with a copy of this box's files (not its memory).
+    Fork,
+    /// Move the end of the box's lifetime later by minutes.
+    Extend,
+}
+
+impl BoxAction {
+    /// Every action, in the order the description lists them.
+    pub const ALL: &[Self] =
+        &[Self::Stop, Self::Start, Self::Pause, Self::Resume, Self::Fork, Self::Extend];
+}
+
+impl OneAction for BoxAction {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Start => "start",
+            Self::Pause => "pause",
+            Self::Resume => "resume",
+            Self::Fork => "fork",
+            Self::Extend => "extend",
+        }
+    }
+
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Self::Stop | Self::Pause | Self::Resume => (&[], &[]),
+            Self::Start => (&[], &["wait_secs"]),
+            Self::Fork => (&[], &["name", "ttl_minutes", "idle_minutes", "wait_secs"]),
+            Self::Extend => (&["minutes"], &[]),
+        }
+    }
+}
+
+/// `box`: one change to a box's life. Which fields an action takes is
+/// checked by [`parse_action`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BoxLifeArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// What to do: stop, start {wait_secs}, pause, resume, fork {name,
+    /// ttl_minutes, idle_minutes, wait_secs}, extend {minutes}.
+    pub action: BoxAction,
+    /// extend: how many minutes to add to the box's lifetime (never past the
+    /// runtime's longest lifetime, counted from the box's creation).
+    #[serde(default)]
+    pub minutes: Option<u64>,
+    /// fork: a name of your own for the copy.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// fork: remove the copy this many minutes after it starts (default: the
+    /// runtime's lifetime, usually 60).
+    #[serde(default)]
+    pub ttl_minutes: Option<u64>,
+    /// fork: remove the copy when no tool acted on it for this many minutes
+    /// (default: the original's).
+    #[serde(default)]
+    pub idle_minutes: Option<u64>,
+    /// start, fork: wait at most this many seconds for the desktop (default
+    /// 50, at most 900). A box still starting then is answered as it is.
+    #[serde(default)]
+    pub wait_secs: Option<u64>,
 }
 
 /// `list_tabs`.
@@ -499,24 +649,16 @@ pub fn no_args(
     if issues.is_empty() { Ok(NoArgs {}) } else { Err(ApiError::invalid_fields(issues)) }
 }
 
-/// Checks a box id as holm makes them (`box_` and up to 32 lowercase letters
-/// and digits), so a wrong one is refused with a useful answer before any call,
-/// and nothing else can reach a URL path.
-pub fn check_box_id(id: &str) -> Result<(), ApiError> {
-    let ok = id.strip_prefix("box_").is_some_and(|rest| {
-        !rest.is_empty()
-            && rest.len() <= 32
-            && rest.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-    });
-    if ok {
-        return Ok(());
-    }
-    Err(ApiError::invalid_fields(vec![Issue {
-        path: "box_id".into(),
-        problem: format!(
-            "{id:?} is not a box id, such as \"box_7hq3k2m9x4ab\"; list_boxes lists them"
-        ),
-    }]))
+/// Checks a box id against the one grammar ([`holm_proto::BoxId`]), so a
+/// wrong one is refused with a useful answer before any call, and nothing
+/// else can reach a URL path.
+pub fn check_box_id(id: &str) -> Result<holm_proto::BoxId, ApiError> {
+    holm_proto::BoxId::parse(id).map_err(|e| {
+        ApiError::invalid_fields(vec![Issue {
+            path: "box_id".into(),
+            problem: format!("{e}; list_boxes lists them"),
+        }])
+    })
 }
 
 #[cfg(test)]
@@ -530,6 +672,17 @@ mod tests {
             serde_json::Value::Object(m) => Some(m),
             _ => None,
         }
+    }
+
+    /// The problems of the issues named in `e`'s details, one per line.
+    fn problems(e: &ApiError) -> String {
+        e.details.as_ref().and_then(|d| d["issues"].as_array()).map_or_else(String::new, |issues| {
+            issues
+                .iter()
+                .map(|i| i["problem"].as_str().unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
     }
 
     fn paths(e: &ApiError) -> Vec<String> {
@@ -629,6 +782,33 @@ mod tests {
         .unwrap();
         assert_eq!(a.state, Some(ElementState::Hidden));
         assert_eq!(a.tab, None, "null is not given");
+    }
+
+    #[test]
+    fn each_box_action_takes_its_own_fields_and_is_refused_others_each_named() {
+        let parse = |v: serde_json::Value| parse_action::<BoxLifeArgs, BoxAction>(obj(v));
+        for ok in [
+            json!({"box_id": "box_a", "action": "stop"}),
+            json!({"box_id": "box_a", "action": "start", "wait_secs": 10}),
+            json!({"box_id": "box_a", "action": "pause"}),
+            json!({"box_id": "box_a", "action": "resume", "minutes": null}),
+            json!({"box_id": "box_a", "action": "fork", "name": "copy", "ttl_minutes": 5, "idle_minutes": 2}),
+            json!({"box_id": "box_a", "action": "extend", "minutes": 30}),
+        ] {
+            let a = parse(ok.clone()).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            assert_eq!(json!(a.action.as_str()), ok["action"]);
+        }
+        let err =
+            parse(json!({"box_id": "box_a", "action": "pause", "minutes": 3, "wait_secs": 1}))
+                .unwrap_err();
+        assert_eq!(paths(&err), ["minutes", "wait_secs"]);
+        assert!(problems(&err).contains("pause does not take minutes"), "{err:?}");
+        let err = parse(json!({"box_id": "box_a", "action": "extend", "name": "x"})).unwrap_err();
+        assert_eq!(paths(&err), ["name", "minutes"]);
+        assert!(problems(&err).contains("extend needs minutes"), "{err:?}");
+        let err = parse(json!({"box_id": "box_a", "action": "reboot", "colour": 1})).unwrap_err();
+        let p = paths(&err);
+        assert!(p.contains(&"action".to_owned()) && p.contains(&"colour".to_owned()), "{p:?}");
     }
 
     #[test]

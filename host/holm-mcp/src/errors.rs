@@ -5,11 +5,12 @@
 //! error: hosts show a protocol error to nobody, while a tool result reaches
 //! the model, which can fix its call. The result carries the one error shape:
 //! a text block with the code, the message, each wrong field, the hint and
-//! the request id, and the same error as `{"error": {...}}` in
-//! `structuredContent`.
+//! the request id ([`ApiError::describe`], the CLI's rendering too), and the
+//! same error as `{"error": {...}}` in `structuredContent`. The hint is
+//! worded here, in tool terms, from the error's typed details.
 
 use holm_client::ClientError;
-use holm_proto::ApiError;
+use holm_proto::{ApiError, NextStep};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 /// A new request id, such as `req_5f2c9a0e1b7d4c3a`, for a refusal made
@@ -26,10 +27,11 @@ pub fn new_request_id() -> String {
     id
 }
 
-/// The one error shape for any failure of a client call.
+/// The one error shape for any failure of a client call, with the hint in
+/// tool terms when REST's error has typed details.
 pub fn from_client(e: ClientError) -> ApiError {
     match e {
-        ClientError::Api(api) => in_tool_terms(api),
+        ClientError::Api(api) => api.worded_by(tool_hint),
         ClientError::Protocol { url, message } => {
             tracing::warn!(url = %url, message = %message, "holmd answered something unexpected");
             ApiError::internal()
@@ -38,30 +40,31 @@ pub fn from_client(e: ClientError) -> ApiError {
     }
 }
 
-/// REST's hints name REST routes; a model has tools instead. The code,
-/// message, details and request id stay as REST gave them.
-fn in_tool_terms(mut e: ApiError) -> ApiError {
-    if let Some(hint) = &e.hint {
-        let tools = if hint.contains("wait_for=running") {
-            Some("launch_box waits for a box to run; list_boxes shows its state")
-        } else if hint.contains("GET /v1/boxes lists") {
-            Some("list_boxes lists the boxes")
-        } else if hint.contains("GET the box") {
-            Some("the box may be stopping; list_boxes shows its state")
-        } else if hint.contains("/v1/browser/tabs lists") {
-            Some("list_tabs lists the tabs")
-        } else if hint.contains("restarting; GET /health") {
-            Some("it may be starting or restarting; try again in a few seconds")
-        } else if hint.contains("with the browser on") {
-            Some("this box runs no browser; launch_box starts boxes with one")
-        } else {
-            None
-        };
-        if let Some(t) = tools {
-            e.hint = Some(t.to_owned());
+/// The next step of an error in MCP's terms: the tools. REST's hints name
+/// routes; a model has tools instead. A step no tool takes (changing a
+/// runtime) keeps REST's hint.
+pub fn tool_hint(step: NextStep<'_>) -> Option<String> {
+    Some(
+        match step {
+            NextStep::ListBoxes => "list_boxes lists the boxes",
+            NextStep::ShowBox { .. } => "list_boxes shows its state",
+            NextStep::CheckBox { .. } => "the box may be stopping; list_boxes shows its state",
+            NextStep::WaitUntilRunning { .. } => {
+                "launch_box waits for a box to run; list_boxes shows its state"
+            }
+            NextStep::ResumeFirst { .. } => "resume it first: box with action resume",
+            NextStep::CreateBox | NextStep::ClaimByCreate => "launch_box starts a new box",
+            NextStep::CreateBoxWithBrowser => {
+                "this box runs no browser; launch_box starts boxes with one"
+            }
+            NextStep::RetrySoon => "it may be starting or restarting; try again in a few seconds",
+            NextStep::ListTabs => "list_tabs lists the tabs",
+            NextStep::ShowRuntime { .. } => "list_runtimes says what each runtime can do",
+            NextStep::AddRuntime => "list_runtimes lists the runtimes there are",
+            NextStep::ChangeRuntime { .. } => return None,
         }
-    }
-    e
+        .to_owned(),
+    )
 }
 
 /// A failure as a tool result, with `request_id` filled in when the error
@@ -70,38 +73,16 @@ pub fn tool_error(mut error: ApiError, request_id: &str) -> CallToolResult {
     if error.request_id.is_none() {
         error.request_id = Some(request_id.to_owned());
     }
-    let text = describe(&error);
+    let text = error.describe();
     let structured = serde_json::to_value(error.into_body()).unwrap_or(serde_json::Value::Null);
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
     result
 }
 
-/// The error as a model reads it: `error[code]: message`, one line per wrong
-/// field, the hint, and the request id.
-pub fn describe(e: &ApiError) -> String {
-    let mut out = format!("error[{}]: {}", e.code, e.message);
-    if let Some(issues) =
-        e.details.as_ref().and_then(|d| d.get("issues")).and_then(|i| i.as_array())
-    {
-        for issue in issues {
-            let path = issue.get("path").and_then(|v| v.as_str()).unwrap_or("");
-            let problem = issue.get("problem").and_then(|v| v.as_str()).unwrap_or("");
-            out.push_str(&format!("\n  {path}: {problem}"));
-        }
-    }
-    if let Some(hint) = &e.hint {
-        out.push_str(&format!("\nhint: {hint}"));
-    }
-    if let Some(id) = &e.request_id {
-        out.push_str(&format!("\nrequest_id: {id}"));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use holm_proto::{ErrorCode, Issue};
+    use holm_proto::{ErrorCode, ErrorDetails, Issue};
 
     use super::*;
 
@@ -157,36 +138,55 @@ mod tests {
         assert!(!e.message.contains("internal detail"));
     }
 
-    #[test]
-    fn rest_hints_become_tool_hints() {
-        let e = ApiError::new(ErrorCode::NotFound, "there is no box \"box_x\"")
-            .with_hint("GET /v1/boxes lists the boxes")
-            .with_request_id("req_1");
-        let e = from_client(ClientError::Api(e));
-        assert_eq!(e.hint.as_deref(), Some("list_boxes lists the boxes"));
-        assert_eq!(e.request_id.as_deref(), Some("req_1"));
-        let e = ApiError::new(ErrorCode::NotReady, "box box_x is still starting")
-            .with_hint("wait with GET /v1/boxes/box_x?wait_for=running");
-        assert!(from_client(ClientError::Api(e)).hint.unwrap().contains("list_boxes"));
-        let e =
-            ApiError::new(ErrorCode::UnknownRuntime, "no runtime").with_hint("use one of: docker");
-        assert_eq!(from_client(ClientError::Api(e)).hint.as_deref(), Some("use one of: docker"));
+    fn refused(details: ErrorDetails, rest_hint: &str) -> ClientError {
+        ClientError::Api(
+            ApiError::new(ErrorCode::NotFound, "x")
+                .with_kind(details)
+                .with_hint(rest_hint)
+                .with_request_id("req_1"),
+        )
     }
 
     #[test]
-    fn browser_hints_become_tool_hints() {
-        // The guest's own hints, as it writes them.
-        for (hint, tools) in [
-            ("GET /v1/browser/tabs lists the tabs", "list_tabs lists the tabs"),
-            (
-                "it may be starting or restarting; GET /health shows it",
-                "it may be starting or restarting; try again in a few seconds",
-            ),
-            ("create the box with the browser on", "this box runs no browser; launch_box"),
+    fn typed_errors_are_worded_in_tool_terms() {
+        let e = from_client(refused(
+            ErrorDetails::NoSuchBox { box_id: "box_x".into() },
+            "GET /v1/boxes lists the boxes",
+        ));
+        assert_eq!(e.hint.as_deref(), Some("list_boxes lists the boxes"));
+        assert_eq!(e.request_id.as_deref(), Some("req_1"));
+        // The REST wording does not matter: only the kind does.
+        let e = from_client(refused(ErrorDetails::BoxStarting { box_id: "box_x".into() }, "?"));
+        assert!(e.hint.unwrap().starts_with("launch_box waits"));
+        let e = ApiError::new(ErrorCode::UnknownRuntime, "no runtime")
+            .with_kind(ErrorDetails::UnknownRuntime { runtime: "x".into(), known: vec![] })
+            .with_hint("use one of: docker");
+        assert_eq!(from_client(ClientError::Api(e)).hint.as_deref(), Some("use one of: docker"));
+        // An error without a kind keeps its hint as it came.
+        let e = ApiError::new(ErrorCode::Conflict, "x").with_hint("GET /v1/boxes lists the boxes");
+        let e = from_client(ClientError::Api(e));
+        assert_eq!(e.hint.as_deref(), Some("GET /v1/boxes lists the boxes"));
+    }
+
+    #[test]
+    fn the_same_error_is_worded_by_rest_on_the_wire_and_by_mcp_in_tools() {
+        // The guest's and holmd's typed errors, as REST answers them.
+        for details in [
+            ErrorDetails::NoSuchTab { tab: "t".into(), tabs: None },
+            ErrorDetails::BrowserStarting { retry_after_ms: 250 },
+            ErrorDetails::NoBrowser,
+            ErrorDetails::GuestUnreachable { box_id: "box_x".into() },
+            ErrorDetails::BoxRefused {
+                box_id: "box_x".into(),
+                state: holm_proto::host::BoxState::Paused,
+                request: holm_proto::BoxRequest::Stop,
+            },
         ] {
-            let e = ApiError::new(ErrorCode::NotFound, "x").with_hint(hint);
-            let got = from_client(ClientError::Api(e)).hint.unwrap();
-            assert!(got.starts_with(tools), "{hint} became {got}");
+            let step = details.next().unwrap();
+            let rest = holm_http::error::rest_hint(step).unwrap();
+            assert!(rest.contains("/v1/") || rest.contains("GET "), "{rest}");
+            let got = from_client(refused(details.clone(), &rest)).hint.unwrap();
+            assert_eq!(Some(got.clone()), tool_hint(step), "{details:?}");
             assert!(!got.contains("/v1/") && !got.contains("GET "), "{got}");
         }
     }

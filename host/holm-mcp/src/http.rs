@@ -14,7 +14,7 @@
 //!   cancelled, so holmd's graceful shutdown is not held open by a client's
 //!   SSE stream.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,50 +47,16 @@ pub struct HttpOptions {
 }
 
 /// The `Host` values accepted, or an empty list for any (see the module
-/// docs). Entries without a port match any port.
+/// docs). Entries without a port match any port. The same as holmd's web
+/// edge ([`holm_http::Edge`]), which checks every route before this one.
 pub fn allowed_hosts(bind: SocketAddr, public_url: Option<&str>) -> Vec<String> {
-    if bind.ip().is_unspecified() {
-        return Vec::new();
-    }
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
-    hosts.push(bind.ip().to_string());
-    if let Some(host) = public_url
-        .and_then(|u| url::Url::parse(u).ok())
-        .and_then(|u| u.host_str().map(str::to_owned))
-    {
-        hosts.push(host.trim_matches(['[', ']']).to_owned());
-    }
-    hosts.sort();
-    hosts.dedup();
-    hosts
+    holm_http::Edge::new(bind, public_url).hosts()
 }
 
 /// The `Origin` values accepted: pages served from loopback (any port), from
 /// the bound address, and from `HOLM_PUBLIC_URL`.
 pub fn allowed_origins(bind: SocketAddr, public_url: Option<&str>) -> Vec<String> {
-    let mut origins = vec![
-        "http://localhost:*".to_owned(),
-        "http://127.0.0.1:*".to_owned(),
-        "http://[::1]:*".to_owned(),
-        "https://localhost:*".to_owned(),
-    ];
-    if !bind.ip().is_unspecified() && !bind.ip().is_loopback() {
-        let host = match bind.ip() {
-            IpAddr::V4(ip) => ip.to_string(),
-            IpAddr::V6(ip) => format!("[{ip}]"),
-        };
-        origins.push(format!("http://{host}:{}", bind.port()));
-    }
-    if let Some(u) = public_url.and_then(|u| url::Url::parse(u).ok()) {
-        let origin = u.origin().ascii_serialization();
-        if origin != "null" {
-            // `Url::origin` leaves out a default port; the check wants one.
-            let port = u.port_or_known_default().map_or_else(String::new, |p| format!(":{p}"));
-            let with_port = if u.port().is_some() { origin } else { format!("{origin}{port}") };
-            origins.push(with_port);
-        }
-    }
-    origins
+    holm_http::Edge::new(bind, public_url).origins().to_vec()
 }
 
 /// The MCP service for holmd's `/mcp`, calling holmd's REST API through
@@ -116,7 +82,10 @@ pub fn http_service(client: Client, options: &HttpOptions) -> McpService {
     };
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE);
-    let server = HolmMcp::new(client);
+    let server = match options.public_url.as_deref() {
+        Some(url) => HolmMcp::new(client).with_viewer_origin(url),
+        None => HolmMcp::new(client),
+    };
     StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config)
 }
 

@@ -13,13 +13,18 @@
 //!   `HOLM_SERVER_URL` and `HOLM_SERVER_TOKEN`. Only MCP goes to standard
 //!   output.
 //!
-//! The tools are listed in [`tools`]; their arguments in [`args`]; the
+//! The tools are listed in [`tools`]; their arguments in [`args`]; a box's
+//! life (`launch_box`, `box`) is in `lifecycle`; the
 //! screenshot scale and the coordinate mapping in [`scale`]; failures become
-//! tool results in [`errors`].
+//! tool results in [`errors`]; the live screen for MCP Apps hosts in
+//! [`live`].
 
 pub mod args;
+pub mod desk;
 pub mod errors;
 mod http;
+mod lifecycle;
+pub mod live;
 pub mod scale;
 mod server;
 pub mod tools;

@@ -16,9 +16,10 @@ use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 
 use crate::args::{
-    BoxArgs, CursorArgs, DesktopArgs, ExecArgs, LaunchBoxArgs, ListFilesArgs, LoadStateArgs,
-    NoArgs, PageArgs, PageContentArgs, PageScreenshotArgs, ReadFileArgs, SaveStateArgs,
-    ScreenshotArgs, TabsArgs, WriteFileArgs,
+    AskForHelpArgs, BoxArgs, BoxLifeArgs, CursorArgs, DesktopArgs, ExecArgs, LaunchBoxArgs,
+    ListFilesArgs, LoadStateArgs, NoArgs, PageArgs, PageContentArgs, PageScreenshotArgs,
+    ReadFileArgs, SaveStateArgs, ScreenshotArgs, TabsArgs, ViewScreenArgs, WaitForHandbackArgs,
+    WriteFileArgs,
 };
 
 /// The tools by name, in the order they are listed.
@@ -30,6 +31,8 @@ pub enum Name {
     LaunchBox,
     /// `list_boxes`
     ListBoxes,
+    /// `box`
+    Box,
     /// `remove_box`
     RemoveBox,
     /// `screenshot`
@@ -60,6 +63,20 @@ pub enum Name {
     SaveState,
     /// `load_state`
     LoadState,
+    /// `view_screen`
+    ViewScreen,
+    /// `ask_for_help`
+    AskForHelp,
+    /// `wait_for_handback`
+    WaitForHandback,
+    /// `list_windows`
+    ListWindows,
+    /// `window`
+    Window,
+    /// `get_clipboard`
+    GetClipboard,
+    /// `set_clipboard`
+    SetClipboard,
 }
 
 /// Every tool, in the order `tools/list` answers them.
@@ -67,6 +84,7 @@ pub const ALL: &[Name] = &[
     Name::ListRuntimes,
     Name::LaunchBox,
     Name::ListBoxes,
+    Name::Box,
     Name::RemoveBox,
     Name::Screenshot,
     Name::Desktop,
@@ -82,6 +100,13 @@ pub const ALL: &[Name] = &[
     Name::PageScreenshot,
     Name::SaveState,
     Name::LoadState,
+    Name::ViewScreen,
+    Name::AskForHelp,
+    Name::WaitForHandback,
+    Name::ListWindows,
+    Name::Window,
+    Name::GetClipboard,
+    Name::SetClipboard,
 ];
 
 impl Name {
@@ -91,6 +116,7 @@ impl Name {
             Self::ListRuntimes => "list_runtimes",
             Self::LaunchBox => "launch_box",
             Self::ListBoxes => "list_boxes",
+            Self::Box => "box",
             Self::RemoveBox => "remove_box",
             Self::Screenshot => "screenshot",
             Self::Desktop => "desktop",
@@ -106,6 +132,13 @@ impl Name {
             Self::PageScreenshot => "page_screenshot",
             Self::SaveState => "save_state",
             Self::LoadState => "load_state",
+            Self::ViewScreen => "view_screen",
+            Self::AskForHelp => "ask_for_help",
+            Self::WaitForHandback => "wait_for_handback",
+            Self::ListWindows => "list_windows",
+            Self::Window => "window",
+            Self::GetClipboard => "get_clipboard",
+            Self::SetClipboard => "set_clipboard",
         }
     }
 
@@ -117,7 +150,7 @@ impl Name {
 
 /// What a tool does to the world, as its annotations say.
 #[derive(Debug, Clone, Copy)]
-enum Effect {
+pub(crate) enum Effect {
     /// Changes nothing.
     ReadOnly,
     /// Adds, and never destroys.
@@ -126,7 +159,7 @@ enum Effect {
     Destructive { idempotent: bool },
 }
 
-fn annotations(title: &str, effect: Effect, open_world: bool) -> ToolAnnotations {
+pub(crate) fn annotations(title: &str, effect: Effect, open_world: bool) -> ToolAnnotations {
     let a = ToolAnnotations::with_title(title).open_world(open_world);
     match effect {
         Effect::ReadOnly => a.read_only(true).destructive(false).idempotent(true),
@@ -137,7 +170,7 @@ fn annotations(title: &str, effect: Effect, open_world: bool) -> ToolAnnotations
     }
 }
 
-fn schema<T: JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
+pub(crate) fn schema<T: JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
     // The argument types are plain structs whose schemas are objects; a test
     // checks every one, so this cannot fail at run time.
     rmcp::handler::server::common::schema_for_input::<T>()
@@ -180,10 +213,13 @@ pub fn tool(name: Name) -> Tool {
             annotations("List runtimes", Effect::ReadOnly, false),
         ),
         Name::LaunchBox => (
-            "Start a new box: a Linux desktop with a window manager and Chromium on each screen. \
+            "Start a new box: a Linux desktop with a window manager and Chromium on each screen \
+             (X11, or Wayland with display \"wayland\"). \
              Answers once its desktop runs (or after wait_secs) with its id (box_...), state, \
              screens (pixels) and expires_at (RFC 3339). The first box with a new set of apps and \
-             packages waits for an image build (minutes). Remove it with remove_box when done."
+             packages waits for an image build (minutes); a call that asks for progress gets \
+             MCP progress notifications for its stages (image with its build steps, container, \
+             desktop, browser). Remove it with remove_box when done."
                 .into(),
             schema::<LaunchBoxArgs>(),
             annotations("Launch a box", Effect::Additive, true),
@@ -194,6 +230,20 @@ pub fn tool(name: Name) -> Tool {
                 .into(),
             schema::<NoArgs>(),
             annotations("List boxes", Effect::ReadOnly, false),
+        ),
+        Name::Box => (
+            "Change a box's life, one action a call (field action): stop (its files are kept, \
+             its processes end); start a stopped box (a new desktop with the same files; \
+             answers once it runs or after wait_secs); pause (its memory is kept; it takes no \
+             commands); resume a paused box where it was; fork {name,ttl_minutes,idle_minutes} \
+             (a new box on the same runtime with a copy of the files, not the memory; answers \
+             the new box); extend {minutes} (move expires_at later, never past the runtime's \
+             longest lifetime). list_runtimes says what each runtime can do (`can`): an action \
+             it cannot do is refused as unsupported, and one the box's state does not allow as \
+             conflict, before anything changes. Answers the box (or the fork) as it is after."
+                .into(),
+            schema::<BoxLifeArgs>(),
+            annotations("Change a box's life", Effect::Destructive { idempotent: false }, true),
         ),
         Name::RemoveBox => (
             "Remove a box: its desktop, processes and files are gone for good. Removing a box \
@@ -340,8 +390,41 @@ pub fn tool(name: Name) -> Tool {
             schema::<LoadStateArgs>(),
             annotations("Load browser state", Effect::Destructive { idempotent: false }, false),
         ),
+        Name::ViewScreen => (
+            "A link a person opens in a plain browser to watch one screen of a box live (or, with \
+             takeover, to use its mouse, keyboard and clipboard). Give it only to the person it \
+             is for: it works on its own for an hour. While a person uses a takeover link, your \
+             desktop and page actions are refused (human_in_control) until they hand back."
+                .into(),
+            schema::<ViewScreenArgs>(),
+            annotations("Viewer link", Effect::Additive, false),
+        ),
+        Name::AskForHelp => (
+            "Ask a person for help with a box (a captcha, a login, a decision): answers a \
+             takeover link whose page shows your reason. Send it to the person; then call \
+             wait_for_handback. While they are in control your desktop and page actions are \
+             refused; screenshot keeps working."
+                .into(),
+            schema::<AskForHelpArgs>(),
+            annotations("Ask a person for help", Effect::Additive, false),
+        ),
+        Name::WaitForHandback => (
+            "Wait (at most wait_secs) until no person is in control of a box and no request for \
+             help waits. Answers state: handed_back (with how: released or disconnected), \
+             waiting (nobody took control yet), human_in_control (still working) or none."
+                .into(),
+            schema::<WaitForHandbackArgs>(),
+            annotations("Wait for a person", Effect::ReadOnly, false),
+        ),
+        Name::ListWindows | Name::Window | Name::GetClipboard | Name::SetClipboard => {
+            crate::desk::tool(name)
+        }
     };
     let mut tool = Tool::new(name.as_str(), description, schema);
+    if matches!(name, Name::Screenshot | Name::Desktop) {
+        // MCP Apps hosts show the box's screen live beside the result.
+        tool.meta = Some(crate::live::tool_meta());
+    }
     tool.title = annotations.title.clone();
     tool.annotations = Some(annotations);
     tool
@@ -468,6 +551,7 @@ mod tests {
                 "list_runtimes",
                 "launch_box",
                 "list_boxes",
+                "box",
                 "remove_box",
                 "screenshot",
                 "desktop",
@@ -482,7 +566,14 @@ mod tests {
                 "page_html",
                 "page_screenshot",
                 "save_state",
-                "load_state"
+                "load_state",
+                "view_screen",
+                "ask_for_help",
+                "wait_for_handback",
+                "list_windows",
+                "window",
+                "get_clipboard",
+                "set_clipboard"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();
@@ -598,12 +689,13 @@ mod tests {
             "page_html",
             "page_screenshot",
             "save_state",
+            "wait_for_handback",
         ] {
             let a = get(n);
             assert_eq!(a.read_only_hint, Some(true), "{n} is read-only");
             assert_eq!(a.destructive_hint, Some(false), "{n}");
         }
-        for n in ["remove_box", "desktop", "exec", "write_file", "page", "load_state"] {
+        for n in ["remove_box", "box", "desktop", "exec", "write_file", "page", "load_state"] {
             let a = get(n);
             assert_eq!(a.read_only_hint, Some(false), "{n}");
             assert_eq!(a.destructive_hint, Some(true), "{n} is destructive");
@@ -617,6 +709,8 @@ mod tests {
         assert_eq!(get("write_file").idempotent_hint, Some(true));
         assert_eq!(get("desktop").idempotent_hint, Some(false));
         assert_eq!(get("exec").idempotent_hint, Some(false));
+        // A fork makes a box each time; an extend moves the deadline each time.
+        assert_eq!(get("box").idempotent_hint, Some(false));
         // A page action can submit a form or run any script; loading a state
         // again opens more tabs.
         assert_eq!(get("page").idempotent_hint, Some(false));
@@ -649,6 +743,30 @@ mod tests {
         ] {
             assert!(s.contains(&format!("\"{action}\"")), "page's schema has {action}");
             assert!(d.contains(&format!("{action} {{")), "page says {action}");
+        }
+        let schema = Value::Object((*t.input_schema).clone());
+        let required: Vec<&str> =
+            schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        assert_eq!(required, ["box_id", "action"]);
+    }
+
+    #[test]
+    fn the_box_tool_lists_every_action_and_its_fields() {
+        use crate::args::{BoxAction, OneAction};
+        let t = find("box").unwrap();
+        let s = serde_json::to_string(&t.input_schema).unwrap();
+        let d = t.description.as_deref().unwrap();
+        for a in BoxAction::ALL {
+            let name = a.as_str();
+            assert!(s.contains(&format!("\"{name}\"")), "box's schema has {name}");
+            assert!(d.contains(name), "box says {name}");
+            let (needs, takes) = a.fields();
+            for field in needs.iter().chain(takes) {
+                assert!(s.contains(&format!("\"{field}\"")), "box's schema has {field}");
+            }
+        }
+        for word in ["unsupported", "conflict", "can"] {
+            assert!(d.contains(word), "box says {word}");
         }
         let schema = Value::Object((*t.input_schema).clone());
         let required: Vec<&str> =

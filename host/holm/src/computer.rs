@@ -23,12 +23,11 @@ use std::time::Duration;
 
 use holm_client::BoxClient;
 use holm_proto::guest::Profile;
-use holm_proto::host::{BoxSpec, BridgeAccess, Placement};
+use holm_proto::host::{BoxSpec, BridgeAccess, Placement, Ready};
 
 use crate::launch::{self, Launched};
-use crate::runtime::Runtime;
-use crate::runtime::docker::DockerRuntime;
-use crate::spec::{self, Lifetimes};
+use crate::runtime::{Endpoint, Runtime};
+use crate::spec;
 use crate::{Error, ids};
 
 /// A running box.
@@ -37,7 +36,7 @@ pub struct Computer {
     id: String,
     launched: Launched,
     client: BoxClient,
-    bridge_secret: String,
+    bridge_secret: holm_proto::Secret,
 }
 
 impl std::fmt::Debug for Computer {
@@ -45,7 +44,7 @@ impl std::fmt::Debug for Computer {
         f.debug_struct("Computer")
             .field("id", &self.id)
             .field("launched", &self.launched)
-            .field("bridge_secret", &"<hidden>")
+            .field("bridge_secret", &self.bridge_secret)
             .finish_non_exhaustive()
     }
 }
@@ -66,14 +65,20 @@ impl Computer {
         &self.launched.machine.id
     }
 
-    /// The guest's URL on this host's loopback, for debugging with the secret.
+    /// The guest's URL, for debugging with the secret (and the endpoint's
+    /// headers, on a runtime whose proxy needs them: see [`Computer::guest`]).
     pub fn guest_url(&self) -> &str {
-        &self.launched.guest_url
+        self.launched.guest.url()
+    }
+
+    /// How the guest is reached, as the runtime answered.
+    pub fn guest(&self) -> &Endpoint {
+        &self.launched.guest
     }
 
     /// The box secret, for calling the guest directly. Do not log it.
     pub fn secret(&self) -> &str {
-        &self.launched.secret
+        self.launched.secret.expose()
     }
 
     /// The image the box runs.
@@ -85,13 +90,14 @@ impl Computer {
     /// the header with its secret, and a ticket URL that opens one connection
     /// within `ttl_secs` (default 60) for clients that cannot send headers.
     pub async fn bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess, Error> {
-        let url = self.launched.bridge_url.as_deref().ok_or_else(|| {
+        let bridge = self.launched.bridge.as_ref().ok_or_else(|| {
             Error::Client(holm_client::ClientError::Api(holm_proto::ApiError::new(
                 holm_proto::ErrorCode::Unsupported,
-                "the runtime did not publish the box's bridge port",
+                "the runtime answered no endpoint for the box's bridge port",
             )))
         })?;
-        Ok(holm_client::bridge_access(&self.client, url, &self.bridge_secret, ttl_secs).await?)
+        Ok(holm_client::bridge_access(&self.client, bridge, self.bridge_secret.expose(), ttl_secs)
+            .await?)
     }
 
     /// Removes the box. A `Computer` that is dropped keeps running.
@@ -113,6 +119,8 @@ impl Deref for Computer {
 #[derive(Debug, Clone)]
 pub struct ComputerBuilder {
     runtime: String,
+    /// A runtime given whole, which wins over `runtime`.
+    machine: Option<Arc<dyn Runtime>>,
     spec: BoxSpec,
     placement: Placement,
     ready_timeout: Duration,
@@ -122,6 +130,7 @@ impl Default for ComputerBuilder {
     fn default() -> Self {
         Self {
             runtime: "docker".into(),
+            machine: None,
             spec: BoxSpec::default(),
             placement: Placement::default(),
             ready_timeout: Duration::from_secs(120),
@@ -130,10 +139,19 @@ impl Default for ComputerBuilder {
 }
 
 impl ComputerBuilder {
-    /// The container engine: `docker` (the default).
+    /// The container engine: `docker` (the default) or `podman`.
     #[must_use]
     pub fn runtime(mut self, name: &str) -> Self {
         name.clone_into(&mut self.runtime);
+        self
+    }
+
+    /// Launches on this runtime: any implementation of the runtime contract,
+    /// such as a microVM's or a cloud vendor's adapter, or a Docker runtime
+    /// on another context. Wins over [`ComputerBuilder::runtime`].
+    #[must_use]
+    pub fn machine(mut self, runtime: Arc<dyn Runtime>) -> Self {
+        self.machine = Some(runtime);
         self
     }
 
@@ -172,11 +190,18 @@ impl ComputerBuilder {
         self
     }
 
-    /// The display server.
+    /// The display server (default X11). A runtime that cannot run it
+    /// refuses before any box starts.
     #[must_use]
     pub fn display(mut self, profile: Profile) -> Self {
         self.spec.display = Some(profile);
         self
+    }
+
+    /// A Wayland desktop (headless sway): `display(Profile::Wayland)`.
+    #[must_use]
+    pub fn wayland(self) -> Self {
+        self.display(Profile::Wayland)
     }
 
     /// Keeps Chromium's user data in the named browser profile, which later
@@ -201,6 +226,25 @@ impl ComputerBuilder {
         self
     }
 
+    /// How long the box lives (default one hour). On a runtime that ends
+    /// machines itself (a cloud vendor), the vendor ends it then, whether
+    /// or not this program still runs.
+    #[must_use]
+    pub fn lifetime(mut self, lifetime: Duration) -> Self {
+        self.placement.expires_after_secs = Some(lifetime.as_secs());
+        self
+    }
+
+    /// When the box counts as launched: [`Ready::Browser`] (the default)
+    /// once Chromium answers too; [`Ready::Desktop`] once the desktop does,
+    /// for an agent that starts with the screen, commands or files (page
+    /// tools answer `not_ready` until Chromium is up).
+    #[must_use]
+    pub fn ready(mut self, when: Ready) -> Self {
+        self.spec.ready = Some(when);
+        self
+    }
+
     /// How long to wait for the desktop (default two minutes; the first box
     /// with a new image also waits for its build).
     #[must_use]
@@ -211,17 +255,23 @@ impl ComputerBuilder {
 
     /// Launches the box and waits until its desktop answers.
     pub async fn launch(self) -> Result<Computer, Error> {
-        let runtime: Arc<dyn Runtime> = match self.runtime.as_str() {
-            "docker" => Arc::new(DockerRuntime::connect("docker")?),
-            other => {
-                return Err(Error::UnknownRuntime {
-                    name: other.to_owned(),
-                    known: vec!["docker".to_owned()],
-                });
-            }
+        let runtime: Arc<dyn Runtime> = match (self.machine, self.runtime.as_str()) {
+            (Some(runtime), _) => runtime,
+            (None, name) => match crate::runtime::container_engine(name) {
+                Some(engine) => Arc::new(engine?),
+                None => {
+                    return Err(Error::UnknownRuntime {
+                        name: name.to_owned(),
+                        known: crate::runtime::CONTAINER_ENGINES
+                            .iter()
+                            .map(|n| (*n).to_owned())
+                            .collect(),
+                    });
+                }
+            },
         };
         let resolved =
-            spec::resolve(&self.spec, &self.placement, &runtime.can(), Lifetimes::default())
+            spec::resolve(&self.spec, &self.placement, &runtime.can(), runtime.lifetimes().offered)
                 .map_err(Error::Invalid)?;
         let id = ids::new_box_id();
         let secret = ids::new_secret();
@@ -230,8 +280,9 @@ impl ComputerBuilder {
             |p: crate::image::Progress| tracing::info!(target: "holm::image", "{p:?}");
         let launched =
             launch::launch(&*runtime, &id, &resolved, &spec_label, &secret, &mut progress).await?;
-        let client = BoxClient::guest(&launched.guest_url, &secret);
-        if let Err(e) = launch::wait_ready(&client, self.ready_timeout).await {
+        let client = BoxClient::at(&launched.guest, &secret);
+        let ready = self.spec.ready.unwrap_or_default();
+        if let Err(e) = launch::wait_ready_for(&client, self.ready_timeout, ready).await {
             let _ = runtime.remove(&launched.machine.id).await;
             return Err(e.into());
         }
@@ -241,6 +292,21 @@ impl ComputerBuilder {
             let _ = runtime.remove(&launched.machine.id).await;
             return Err(e.into());
         }
+        let bridge_secret = bridge_secret.into();
         Ok(Computer { runtime, id, launched, client, bridge_secret })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_desktop_is_part_of_the_spec_the_box_is_made_and_labelled_with() {
+        assert_eq!(Computer::builder().spec.ready, None);
+        let b = Computer::builder().ready(Ready::Desktop);
+        assert_eq!(b.spec.ready, Some(Ready::Desktop));
+        let label = serde_json::to_value(&b.spec).unwrap();
+        assert_eq!(label["ready"], "desktop");
     }
 }

@@ -6,40 +6,34 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use holm_client::BoxClient;
-use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
+use holm_proto::guest::{
+    BRIDGE_PORT, ComponentState, DEFAULT_GUEST_PORT, Health, HealthStatus, Profile,
+};
+use holm_proto::host::Ready;
+use holm_proto::viewer::{VIEWER_PORT, ViewerBind};
 
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
-    LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, PROFILE_DIR, Runtime,
+    Endpoint, LABEL_CREATED, LABEL_RUNTIME, LABEL_SPEC, Machine, MachineSpec, PROFILE_DIR, Runtime,
     RuntimeError,
 };
 use crate::spec::Resolved;
 
 /// A launched box: its machine, and how to reach its guest.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Launched {
     /// The machine, as the runtime reports it.
     pub machine: Machine,
     /// The image it runs.
     pub image: String,
-    /// The guest's URL on the host's loopback.
-    pub guest_url: String,
-    /// The Chromium bridge's URL on the host's loopback, when published.
-    pub bridge_url: Option<String>,
-    /// The box secret. Never log it.
-    pub secret: String,
-}
-
-impl std::fmt::Debug for Launched {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Launched")
-            .field("machine", &self.machine)
-            .field("image", &self.image)
-            .field("guest_url", &self.guest_url)
-            .field("bridge_url", &self.bridge_url)
-            .field("secret", &"<hidden>")
-            .finish()
-    }
+    /// How the guest's API is reached, as the runtime answered.
+    pub guest: Endpoint,
+    /// How the Chromium bridge is reached, when the runtime answered it.
+    pub bridge: Option<Endpoint>,
+    /// How the viewers are reached, when the runtime answered it.
+    pub viewer: Option<Endpoint>,
+    /// The box secret; `Debug` hides it.
+    pub secret: holm_proto::Secret,
 }
 
 /// What launching can fail with.
@@ -48,8 +42,8 @@ pub enum LaunchError {
     /// The runtime failed.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// The machine runs but its guest port was not published.
-    #[error("the box's guest port {0} was not published")]
+    /// The machine runs but its runtime answered no endpoint for the guest.
+    #[error("the runtime answered no endpoint for the box's guest port {0}")]
     NoGuestPort(u16),
     /// The desktop did not come up in time.
     #[error("the desktop did not become ready in {secs} seconds: {detail}")]
@@ -64,13 +58,14 @@ pub enum LaunchError {
 /// The environment variables the guest reads, for a resolved spec.
 pub fn guest_env(spec: &Resolved, secret: &str) -> Vec<(String, String)> {
     let mut env = vec![
-        (crate::runtime::ENV_SECRET.into(), secret.to_owned()),
+        (crate::runtime::ENV_SECRET_SHA256.into(), crate::ids::secret_digest(secret)),
         ("HOLM_PROFILE".into(), spec.display.to_string()),
         ("HOLM_SCREENS".into(), spec.screens.to_string()),
         ("HOLM_SCREEN_SIZES".into(), format!("{}x{}", spec.size.0, spec.size.1)),
         ("HOLM_CHROMIUM".into(), if spec.browser { "on" } else { "off" }.into()),
         ("HOLM_GUEST_ADDR".into(), format!("0.0.0.0:{DEFAULT_GUEST_PORT}")),
         ("HOLM_BRIDGE_ADDR".into(), format!("0.0.0.0:{BRIDGE_PORT}")),
+        ("HOLM_VIEWER_ADDR".into(), format!("0.0.0.0:{VIEWER_PORT}")),
     ];
     if spec.profile.is_some() {
         env.push(("HOLM_CHROMIUM_PROFILE".into(), PROFILE_DIR.into()));
@@ -100,6 +95,9 @@ pub struct Extra {
     pub image: Option<String>,
     /// The creation time for [`LABEL_CREATED`] (default: now).
     pub created: Option<std::time::SystemTime>,
+    /// When the box ends, for a runtime that ends machines itself (default:
+    /// the box's lifetime from now).
+    pub deadline: Option<std::time::SystemTime>,
 }
 
 /// [`launch`], with labels and an image of the caller's.
@@ -115,8 +113,12 @@ pub async fn launch_with(
     let image = match &extra.image {
         Some(image) => image.clone(),
         None => {
-            let request = ImageRequest { apps: spec.apps.clone(), packages: spec.packages.clone() };
-            runtime.prepare_image(&request, progress).await?
+            let request = ImageRequest {
+                apps: spec.apps.clone(),
+                packages: spec.packages.clone(),
+                display: spec.display,
+            };
+            runtime.prepare_image_for(&request, spec, progress).await?
         }
     };
     let created = extra.created.unwrap_or_else(std::time::SystemTime::now);
@@ -131,41 +133,126 @@ pub async fn launch_with(
         image: image.clone(),
         env: guest_env(spec, secret),
         labels,
-        ports: vec![DEFAULT_GUEST_PORT, BRIDGE_PORT],
+        ports: vec![DEFAULT_GUEST_PORT, BRIDGE_PORT, VIEWER_PORT],
+        public_ports: if spec.viewer_bind == ViewerBind::Any {
+            vec![VIEWER_PORT]
+        } else {
+            Vec::new()
+        },
         memory_bytes: spec.memory_bytes,
         nano_cpus: spec.nano_cpus,
+        pids_limit: spec.pids_limit,
         profile: spec.profile.clone(),
+        deadline: Some(extra.deadline.unwrap_or_else(|| {
+            let secs =
+                spec.idle_timeout_secs.map_or(spec.lifetime_secs, |i| i.min(spec.lifetime_secs));
+            std::time::SystemTime::now() + std::time::Duration::from_secs(secs)
+        })),
     };
     debug_assert!(spec.display == Profile::X11 || runtime.can().wayland);
     let machine = runtime.create(&machine_spec).await?;
-    let Some(addr) = machine.ports.get(&DEFAULT_GUEST_PORT) else {
+    let Some(guest) = machine.guest().cloned() else {
         let _ = runtime.remove(&machine.id).await;
         return Err(LaunchError::NoGuestPort(DEFAULT_GUEST_PORT));
     };
-    let guest_url = format!("http://{addr}");
-    let bridge_url = machine.ports.get(&BRIDGE_PORT).map(|a| format!("http://{a}"));
-    Ok(Launched { machine, image, guest_url, bridge_url, secret: secret.to_owned() })
+    let bridge = machine.bridge().cloned();
+    let viewer = machine.viewer().cloned();
+    Ok(Launched { machine, image, guest, bridge, viewer, secret: secret.into() })
 }
+
+/// How long one readiness probe may take before it is given up and asked
+/// again.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Waits until every component of the box's desktop is ready.
 pub async fn wait_ready(guest: &BoxClient, timeout: Duration) -> Result<Health, LaunchError> {
+    wait_ready_for(guest, timeout, Ready::Browser).await
+}
+
+/// Waits until the guest is usable as `ready` asks: with
+/// [`Ready::Desktop`], once every component but Chromium is up.
+pub async fn wait_ready_for(
+    guest: &BoxClient,
+    timeout: Duration,
+    ready: Ready,
+) -> Result<Health, LaunchError> {
+    wait_ready_with(guest, timeout, ready, &mut |_| {}).await
+}
+
+/// [`wait_ready_for`], showing `seen` each health the guest answers on the
+/// way (to report which components are still starting).
+pub async fn wait_ready_with(
+    guest: &BoxClient,
+    timeout: Duration,
+    ready: Ready,
+    seen: &mut (dyn FnMut(&Health) + Send),
+) -> Result<Health, LaunchError> {
+    let usable = |h: &Health| match ready {
+        Ready::Browser => h.status == HealthStatus::Ready,
+        Ready::Desktop => h
+            .components
+            .iter()
+            .filter(|c| c.name != "chromium")
+            .all(|c| matches!(c.state, ComponentState::Ready | ComponentState::Disabled)),
+    };
     let deadline = Instant::now() + timeout;
     let mut interval = Duration::from_millis(5);
     loop {
-        let last = match guest.health().await {
-            Ok(h) if h.status == HealthStatus::Ready => return Ok(h),
+        // One probe that hangs (a port whose forwarder accepted and then
+        // never answered) must not hold the whole wait: it is asked again.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let health = match tokio::time::timeout(PROBE_TIMEOUT.min(left), guest.health()).await {
+            Ok(answer) => answer.map_err(|e| e.to_string()),
+            Err(_) => Err("the guest took its connection and did not answer /health".to_owned()),
+        };
+        if let Ok(h) = &health {
+            seen(h);
+        }
+        let last = match health {
+            Ok(h) if usable(&h) => return Ok(h),
             Ok(h) => h
                 .components
                 .iter()
                 .map(|c| format!("{}[{}]={:?}", c.name, c.screen, c.state))
                 .collect::<Vec<_>>()
                 .join(", "),
-            Err(e) => e.to_string(),
+            Err(e) => e,
         };
         if Instant::now() >= deadline {
             return Err(LaunchError::NotReady { secs: timeout.as_secs(), detail: last });
         }
         tokio::time::sleep(interval).await;
         interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forwarder that takes the connection and never answers (as a
+    /// published port can while its box starts) gives a clear `NotReady`
+    /// when the wait ends, not a wait that never ends.
+    #[tokio::test]
+    async fn a_guest_that_never_answers_ends_the_wait_with_not_ready() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                kept.push(socket);
+            }
+        });
+        let guest = BoxClient::guest(&url, "secret");
+        let wait = wait_ready(&guest, Duration::from_secs(1));
+        let outcome = tokio::time::timeout(Duration::from_secs(60), wait).await;
+        held.abort();
+        match outcome.expect("the wait ended") {
+            Err(LaunchError::NotReady { detail, .. }) => {
+                assert!(detail.contains("did not answer /health"), "{detail}");
+            }
+            other => panic!("expected NotReady, got {other:?}"),
+        }
     }
 }

@@ -4,13 +4,22 @@
 use holm_proto::Issue;
 use holm_proto::guest::Profile;
 use holm_proto::host::{BoxSpec, Can, Placement};
+use holm_proto::viewer::{ViewerAuth, ViewerBind, ViewerPolicy};
 
 /// The default screen size.
 pub const DEFAULT_SIZE: (u32, u32) = (1280, 800);
+/// The fewest processes and threads a box may be limited to: a desktop
+/// with Chromium runs a few hundred.
+pub const MIN_PIDS: u32 = 64;
+/// The most a box may ask for.
+pub const MAX_PIDS: u32 = 4_194_304;
 /// The shortest lifetime or idle timeout a box may ask for, in seconds.
 pub const MIN_LIFETIME_SECS: u64 = 60;
 /// The lifetime of a box that asks for none: one hour.
 pub const DEFAULT_LIFETIME_SECS: u64 = 3600;
+/// The longest maximum lifetime a runtime may set: a year. Every deadline is
+/// a second count well inside `u64`, so no sum of them can overflow.
+pub const LONGEST_LIFETIME_SECS: u64 = 366 * 86_400;
 
 /// A spec with its defaults filled in and its values checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,12 +40,60 @@ pub struct Resolved {
     pub memory_bytes: Option<u64>,
     /// CPU limit in billionths of a CPU.
     pub nano_cpus: Option<u64>,
+    /// The most processes and threads.
+    pub pids_limit: Option<u32>,
     /// Seconds from creation to removal.
     pub lifetime_secs: u64,
     /// Seconds without a command before removal.
     pub idle_timeout_secs: Option<u64>,
     /// The browser profile kept across boxes.
     pub profile: Option<String>,
+    /// Where the viewer port is published (`spec.policy.bind`).
+    pub viewer_bind: ViewerBind,
+}
+
+/// Checks `spec.policy`, the viewer policy: `auth: none` only with
+/// `bind: loopback`; `advertise` (a bare host name or address) with and
+/// only with `bind: any`.
+pub fn check_policy(policy: &ViewerPolicy) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    let mut issue = |path: &str, problem: &str| {
+        issues.push(Issue { path: path.to_owned(), problem: problem.to_owned() })
+    };
+    if policy.auth == ViewerAuth::None && policy.bind == ViewerBind::Any {
+        issue(
+            "spec.policy.auth",
+            "auth: none is refused with bind: any: viewers published on every interface need a token",
+        );
+    }
+    match (&policy.advertise, policy.bind) {
+        (None, ViewerBind::Any) => issue(
+            "spec.policy.advertise",
+            "bind: any needs advertise, the host name people reach this host by, such as boxes.example.com",
+        ),
+        (Some(_), ViewerBind::Loopback) => issue(
+            "spec.policy.advertise",
+            "advertise names the host of directly published viewers: only with bind: any",
+        ),
+        (Some(host), ViewerBind::Any) if !is_host(host) => issue(
+            "spec.policy.advertise",
+            "must be a bare host name or IP address (no scheme, port or path), such as boxes.example.com",
+        ),
+        _ => {}
+    }
+    issues
+}
+
+/// A host name or IPv4 address (letters, digits, `-` and `.`), or an IPv6
+/// address in brackets.
+fn is_host(host: &str) -> bool {
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return inner.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    !host.is_empty()
+        && host.len() <= 253
+        && !host.starts_with(['-', '.'])
+        && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
 }
 
 /// Checks a browser profile name: 1 to 63 lowercase letters, digits, `-`,
@@ -98,7 +155,7 @@ pub fn resolve(
     };
     let display = spec.display.unwrap_or_default();
     if display == Profile::Wayland && !can.wayland {
-        issue("spec.display", "this runtime cannot run Wayland boxes yet; use x11".to_owned());
+        issue("spec.display", "this runtime cannot run Wayland boxes; use x11".to_owned());
     }
     if let Some(name) = &spec.name
         && (name.is_empty()
@@ -135,6 +192,10 @@ pub fn resolve(
             );
         }
     }
+    let policy = spec.policy.clone().unwrap_or_default();
+    for i in check_policy(&policy) {
+        issue(&i.path, i.problem);
+    }
     let mut apps = spec.apps.clone();
     apps.sort();
     apps.dedup();
@@ -164,7 +225,13 @@ pub fn resolve(
             None
         }
     };
-    if (memory_bytes.is_some() || nano_cpus.is_some()) && !can.resources {
+    let pids_limit = placement.pids_limit;
+    if let Some(n) = pids_limit
+        && !(MIN_PIDS..=MAX_PIDS).contains(&n)
+    {
+        issue("placement.pids_limit", format!("must be {MIN_PIDS} to {MAX_PIDS}, not {n}"));
+    }
+    if (memory_bytes.is_some() || nano_cpus.is_some() || pids_limit.is_some()) && !can.resources {
         issue(
             "placement",
             "this runtime sets memory and CPUs when its image is built, not per box".to_owned(),
@@ -185,13 +252,21 @@ pub fn resolve(
             ),
         );
     }
-    if let Some(idle) = placement.idle_timeout_secs
-        && idle < MIN_LIFETIME_SECS
-    {
-        issue(
-            "placement.idle_timeout_secs",
-            format!("must be at least {MIN_LIFETIME_SECS} seconds, not {idle}"),
-        );
+    if let Some(idle) = placement.idle_timeout_secs {
+        if idle < MIN_LIFETIME_SECS {
+            issue(
+                "placement.idle_timeout_secs",
+                format!("must be at least {MIN_LIFETIME_SECS} seconds, not {idle}"),
+            );
+        } else if idle > lifetimes.max_secs {
+            issue(
+                "placement.idle_timeout_secs",
+                format!(
+                    "{idle} seconds is above this runtime's maximum lifetime of {} seconds",
+                    lifetimes.max_secs
+                ),
+            );
+        }
     }
     if issues.is_empty() {
         Ok(Resolved {
@@ -203,9 +278,11 @@ pub fn resolve(
             packages,
             memory_bytes,
             nano_cpus,
+            pids_limit,
             lifetime_secs,
             idle_timeout_secs: placement.idle_timeout_secs,
             profile: spec.profile.clone(),
+            viewer_bind: policy.bind,
         })
     } else {
         Err(issues)
@@ -251,6 +328,33 @@ mod tests {
 
     fn can() -> Can {
         Can { screens: 6, resources: true, ..Can::default() }
+    }
+
+    #[test]
+    fn the_viewer_policy_is_checked_field_by_field() {
+        let paths = |auth, bind, advertise: Option<&str>| -> Vec<String> {
+            let policy = ViewerPolicy { auth, bind, advertise: advertise.map(str::to_owned) };
+            let spec = BoxSpec { policy: Some(policy), ..BoxSpec::default() };
+            match resolve(&spec, &Placement::default(), &can(), Lifetimes::default()) {
+                Ok(r) => {
+                    assert_eq!(r.viewer_bind, bind);
+                    Vec::new()
+                }
+                Err(issues) => issues.into_iter().map(|i| i.path).collect(),
+            }
+        };
+        let (token, none) = (ViewerAuth::Token, ViewerAuth::None);
+        let (lo, any) = (ViewerBind::Loopback, ViewerBind::Any);
+        assert!(paths(token, lo, None).is_empty());
+        assert!(paths(none, lo, None).is_empty());
+        assert!(paths(token, any, Some("boxes.example.com")).is_empty());
+        assert!(paths(token, any, Some("[::1]")).is_empty());
+        assert_eq!(paths(none, any, Some("boxes.example.com")), ["spec.policy.auth"]);
+        assert_eq!(paths(token, any, None), ["spec.policy.advertise"]);
+        assert_eq!(paths(token, lo, Some("boxes.example.com")), ["spec.policy.advertise"]);
+        for bad in ["https://boxes.example.com", "boxes.example.com:8080", "a/b", "", "-x"] {
+            assert_eq!(paths(token, any, Some(bad)), ["spec.policy.advertise"], "{bad}");
+        }
     }
 
     #[test]

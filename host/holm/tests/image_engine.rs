@@ -59,7 +59,8 @@ async fn default_image_is_built_then_reused_and_runs_the_guest() {
     assert_eq!(config.entrypoint.unwrap(), ["/usr/local/bin/holm-guest"]);
     let mut ports: Vec<_> = config.exposed_ports.unwrap().into_iter().collect();
     ports.sort();
-    assert_eq!(ports, ["8765/tcp", "9223/tcp"]);
+    // The guest, the viewer port (noVNC pages and RFB over WebSocket), the bridge.
+    assert_eq!(ports, ["6080/tcp", "8765/tcp", "9223/tcp"]);
     assert!(config.env.unwrap().contains(&"LANG=C.UTF-8".to_owned()));
     let labels = config.labels.unwrap();
     assert_eq!(labels[LABEL_IMAGE], "1");
@@ -157,14 +158,14 @@ async fn bad_requests_are_refused_before_the_engine_is_used() {
     // No engine needed: validation comes first. Kept here to show the
     // contract of `ensure_image` itself.
     let docker = Docker::connect_with_defaults().unwrap();
-    let unknown = ImageRequest { apps: vec!["photoshop".into()], packages: vec![] };
+    let unknown = ImageRequest { apps: vec!["photoshop".into()], ..ImageRequest::default() };
     let (result, events) = ensure(&docker, &unknown).await;
     let err = result.unwrap_err();
     assert!(matches!(err, ImageError::UnknownApp { .. }), "{err}");
     assert!(err.to_string().contains("vscode"), "{err}");
     assert!(events.is_empty());
 
-    let bad = ImageRequest { apps: vec![], packages: vec!["jq; reboot".into()] };
+    let bad = ImageRequest { packages: vec!["jq; reboot".into()], ..ImageRequest::default() };
     let err = ensure(&docker, &bad).await.0.unwrap_err();
     assert!(matches!(err, ImageError::InvalidPackage { .. }), "{err}");
 }

@@ -16,6 +16,10 @@
 //! | `HOLM_SERVER_SECRET_FILE` | unset | a file holding the server key, made (mode 0600) when missing |
 //! | `HOLM_SERVER_SANDBOXES` | unset | vendors to offer from their own variables, such as `e2b` with `E2B_API_KEY` ([`crate::registry`]) |
 //! | `HOLM_PUBLIC_URL` | unset | the address clients use, behind a proxy |
+//! | `HOLM_MAX_BOXES` | `64` | the most live boxes, pooled ones counted; more are refused (429 `limit_reached`); a runtimes file's `max_boxes` may lower it |
+//! | `HOLM_MAX_BUILDS` | `2` | the most image builds at once; a build asked for beyond it is refused, a box's waits |
+//! | `HOLM_RECORD_RETENTION` | `7d` | how long the record of a removed box is kept (`24h`, `90m`, seconds) |
+//! | `HOLM_IMAGE_CACHE` | `100g` | past this total size, unused box images are pruned after each build; `off` never |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
 //! Without `HOLM_SERVER_TOKEN` the server answers without a credential, and
@@ -53,6 +57,9 @@ pub struct ServerConfig {
     pub secret_file: Option<PathBuf>,
     /// `HOLM_SERVER_SANDBOXES`, with each vendor's settings and key.
     pub sandboxes: Vec<EnvSandbox>,
+    /// `HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`, `HOLM_RECORD_RETENTION`,
+    /// `HOLM_IMAGE_CACHE`.
+    pub limits: crate::service::Limits,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -69,6 +76,7 @@ impl fmt::Debug for ServerConfig {
             .field("secret_key", &self.secret_key.as_ref().map(|_| "<set>"))
             .field("secret_file", &self.secret_file)
             .field("sandboxes", &self.sandboxes)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -152,7 +160,9 @@ impl ServerConfig {
             Some(list) => crate::registry::env_sandboxes(&list, &get)?,
             None => Vec::new(),
         };
+        let limits = limits(&get)?;
         Ok(Self {
+            limits,
             addr,
             token,
             state_dir,
@@ -166,6 +176,38 @@ impl ServerConfig {
             sandboxes,
         })
     }
+}
+
+/// The server's limits from the environment.
+fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits, String> {
+    let mut l = crate::service::Limits::default();
+    let count = |key: &str, default: usize| -> Result<usize, String> {
+        match get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| format!("{key}={v:?} is not a number from 1 to 100000")),
+        }
+    };
+    l.max_boxes = count("HOLM_MAX_BOXES", l.max_boxes)?;
+    l.max_builds = count("HOLM_MAX_BUILDS", l.max_builds)?;
+    if let Some(v) = get("HOLM_RECORD_RETENTION") {
+        l.record_retention_secs = crate::runtimes_file::parse_duration(&v)
+            .map_err(|e| format!("HOLM_RECORD_RETENTION: {e}"))?;
+    }
+    if let Some(v) = get("HOLM_IMAGE_CACHE") {
+        l.image_cache_bytes = if v == "off" {
+            None
+        } else {
+            Some(
+                holm::spec::parse_memory(&v)
+                    .map_err(|e| format!("HOLM_IMAGE_CACHE: {e}, or off"))?,
+            )
+        };
+    }
+    Ok(l)
 }
 
 #[cfg(test)]
@@ -251,6 +293,32 @@ mod tests {
         assert!(e.contains("no vendor"), "{e}");
         let e = cfg(&[("HOLM_SERVER_SECRET_KEY", "short")]).unwrap_err();
         assert!(e.contains("HOLM_SERVER_SECRET_KEY"), "{e}");
+    }
+
+    #[test]
+    fn limits_have_defaults_and_name_their_variable() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.limits, crate::service::Limits::default());
+        let c = cfg(&[
+            ("HOLM_MAX_BOXES", "3"),
+            ("HOLM_MAX_BUILDS", "1"),
+            ("HOLM_RECORD_RETENTION", "1h"),
+            ("HOLM_IMAGE_CACHE", "off"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.limits.max_boxes, c.limits.max_builds, c.limits.record_retention_secs),
+            (3, 1, 3600)
+        );
+        assert_eq!(c.limits.image_cache_bytes, None);
+        for (k, v) in [
+            ("HOLM_MAX_BOXES", "0"),
+            ("HOLM_MAX_BUILDS", "many"),
+            ("HOLM_RECORD_RETENTION", "soon"),
+            ("HOLM_IMAGE_CACHE", "big"),
+        ] {
+            assert!(cfg(&[(k, v)]).unwrap_err().contains(k), "{k}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod clock;
 pub mod config;
+mod discovery;
 mod mcp;
 pub mod registry;
 pub mod runtimes_file;
@@ -16,18 +17,14 @@ pub mod service;
 pub mod store;
 pub mod traces;
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use axum::serve::ListenerExt;
-use holm::runtime::docker::DockerRuntime;
-use holm::spec::Lifetimes;
 use tokio::net::TcpListener;
 
 use crate::config::ServerConfig;
-use crate::runtimes_file::{FileError, RuntimeTable, RuntimesFile};
-use crate::service::{Offered, RemoteSetup, Service, lifetimes_with};
+use crate::runtimes_file::{FileError, RuntimesFile};
+use crate::service::{Parts, RemoteSetup, Service};
 
 /// Makes the service for `config`: reads the runtimes file, finds the
 /// runtimes, opens the store, reads the remote runtimes, and takes back the
@@ -47,42 +44,7 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
             message,
         })
     };
-    let wanted = |name: &str| config.runtimes.as_ref().is_none_or(|r| r.iter().any(|n| n == name));
-    let mut runtimes = BTreeMap::new();
-    // Discovery: each host runtime whose engine answers; one named in
-    // HOLM_SERVER_RUNTIMES is offered even when it does not answer now.
-    let docker_table = file.runtimes.get("docker");
-    if wanted("docker") && docker_table.and_then(|t| t.enabled) != Some(false) {
-        let offered = docker_offered("docker", docker_table, &file_err)?;
-        match offered.runtime.ping().await {
-            Ok(()) => {
-                runtimes.insert("docker".to_owned(), offered);
-            }
-            Err(e) if config.runtimes.is_some() => {
-                tracing::warn!(error = %e, "docker does not answer now; offered because HOLM_SERVER_RUNTIMES names it");
-                runtimes.insert("docker".to_owned(), offered);
-            }
-            Err(e) => tracing::info!(error = %e, "docker does not answer; not offered"),
-        }
-    }
-    // Runtimes the file adds on an engine.
-    for t in file.runtimes.values().filter(|t| t.adds) {
-        if t.enabled == Some(false) || !wanted(&t.name) {
-            continue;
-        }
-        match t.kind.as_str() {
-            "docker" => {
-                runtimes.insert(t.name.clone(), docker_offered(&t.name, Some(t), &file_err)?);
-            }
-            other => {
-                return Err(file_err(
-                    Some(&t.name),
-                    Some("provider"),
-                    format!("{other} has no adapter in this build yet; use docker"),
-                ));
-            }
-        }
-    }
+    let runtimes = discovery::host_runtimes(&file, config.runtimes.as_deref(), &file_err).await?;
     if let Some(list) = &config.runtimes {
         let unknown: Vec<&String> =
             list.iter().filter(|n| !runtimes.contains_key(n.as_str())).collect();
@@ -113,24 +75,36 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
         config.secret_file.as_deref(),
     )
     .map_err(anyhow::Error::msg)?;
-    let file_lifetimes = file
-        .runtimes
-        .values()
-        .filter(|t| runtimes_file::REMOTE_KINDS.contains(&t.kind.as_str()))
-        .map(|t| (t.name.clone(), (t.lifetime, t.max_lifetime)))
+    let remote_tables = || {
+        file.runtimes.values().filter(|t| runtimes_file::REMOTE_KINDS.contains(&t.kind.as_str()))
+    };
+    let file_lifetimes =
+        remote_tables().map(|t| (t.name.clone(), (t.lifetime, t.max_lifetime))).collect();
+    let file_fields = remote_tables()
+        .filter(|t| !t.endpoints.is_empty())
+        .map(|t| {
+            let fields = t
+                .endpoints
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
+            (t.name.clone(), fields)
+        })
         .collect();
-    let setup = RemoteSetup { secret_key, env: config.sandboxes.clone(), file_lifetimes };
+    let setup =
+        RemoteSetup { secret_key, env: config.sandboxes.clone(), file_lifetimes, file_fields };
     let store = store::open(&config.storage)
         .await
         .map_err(|e| anyhow::anyhow!("cannot open the {} store: {e}", config.storage.backend()))?;
-    let service = Service::with_remotes(
+    let service = Service::from_parts(Parts {
         runtimes,
-        default,
+        default_runtime: default,
         store,
-        Arc::new(clock::SystemClock),
-        config.server_name.clone(),
-        setup,
-    );
+        clock: Arc::new(clock::SystemClock),
+        server_name: config.server_name.clone(),
+        remote_setup: setup,
+        limits: config.limits.with_file_max_boxes(file.max_boxes),
+    });
     let remotes = service.load_remotes().await?;
     let found = service.recover().await?;
     tracing::info!(
@@ -145,39 +119,12 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
     Ok(service)
 }
 
-/// Makes the error for a table and a field of the runtimes file.
-type FileErr<'a> = &'a dyn Fn(Option<&str>, Option<&str>, String) -> anyhow::Error;
-
-/// A Docker runtime named `name`, with the settings of its table.
-fn docker_offered(
-    name: &str,
-    table: Option<&RuntimeTable>,
-    file_err: FileErr<'_>,
-) -> anyhow::Result<Offered> {
-    let context = table.and_then(|t| t.context.as_deref());
-    let docker = DockerRuntime::connect_context(name, context).map_err(|e| match context {
-        Some(_) => {
-            let why = match e {
-                holm::runtime::RuntimeError::Unavailable { reason, .. } => reason,
-                other => other.to_string(),
-            };
-            file_err(Some(name), Some("context"), why)
-        }
-        None => anyhow::Error::new(e),
-    })?;
-    let docker = docker.with_isolation(table.and_then(|t| t.isolation.clone()));
-    let mut offered = Offered::new(Arc::new(docker), Lifetimes::default());
-    if let Some(t) = table {
-        offered.lifetimes = lifetimes_with(Lifetimes::default(), t.lifetime, t.max_lifetime);
-        offered.memory_bytes = t.memory;
-        offered.nano_cpus = t.cpus.map(|c| (c * 1e9).round() as u64);
-    }
-    Ok(offered)
-}
-
 /// How long a stopping server waits for open requests (streams, followed
 /// output, long waits) before it stops anyway.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The most connections holmd holds open at once.
+pub const MAX_CONNECTIONS: usize = 512;
 
 /// Serves the API on `listener` until `shutdown` resolves, then writes
 /// everything the service holds in memory to the store. Boxes keep running.
@@ -187,16 +134,31 @@ pub async fn serve(
     token: Option<String>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_with(listener, service, ServeOptions { token, public_url: None }, shutdown).await
+    serve_with(listener, service, ServeOptions { token, ..ServeOptions::default() }, shutdown).await
 }
 
 /// What [`serve_with`] needs besides the service.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ServeOptions {
     /// The bearer token every route but the public ones needs. Never logged.
     pub token: Option<String>,
     /// `HOLM_PUBLIC_URL`: the address clients use behind a proxy.
     pub public_url: Option<String>,
+    /// The header-read, idle and connection limits of the listener.
+    pub limits: holm_http::serve::Limits,
+    /// How long a forwarded request that is not a stream may take, whole.
+    pub forward_timeout: std::time::Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            token: None,
+            public_url: None,
+            limits: holm_http::serve::Limits::with_connections(MAX_CONNECTIONS),
+            forward_timeout: api::forward::DEFAULT_TIMEOUT,
+        }
+    }
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -204,6 +166,8 @@ impl std::fmt::Debug for ServeOptions {
         f.debug_struct("ServeOptions")
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("public_url", &self.public_url)
+            .field("limits", &self.limits)
+            .field("forward_timeout", &self.forward_timeout)
             .finish()
     }
 }
@@ -223,15 +187,20 @@ pub async fn serve_with(
     // would hold the graceful shutdown forever.
     let stop = tokio_util::sync::CancellationToken::new();
     let mcp = mcp::routes(bind, options.public_url.clone(), options.token.as_deref(), stop.clone());
-    let app = api::app_with(Arc::clone(&service), options.token, mcp);
+    let app_options = api::AppOptions {
+        token: options.token,
+        edge: Arc::new(holm_http::Edge::new(bind, options.public_url.as_deref())),
+        forward_timeout: options.forward_timeout,
+        public_url: options.public_url.clone(),
+    };
+    let app = api::app_with(Arc::clone(&service), app_options, mcp);
     let (stopping_tx, mut stopping) = tokio::sync::watch::channel(false);
     let graceful = async move {
         shutdown.await;
         stop.cancel();
         let _ = stopping_tx.send(true);
     };
-    let server =
-        axum::serve(listener.tap_io(holm_http::no_delay), app).with_graceful_shutdown(graceful);
+    let server = holm_http::serve::serve(listener, app, options.limits, graceful);
     let result = tokio::select! {
         r = server => r,
         () = async {

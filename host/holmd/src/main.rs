@@ -28,8 +28,11 @@ async fn main() -> anyhow::Result<()> {
         server_name = %config.server_name,
         "holmd is listening"
     );
-    let options =
-        holmd::ServeOptions { token: config.token.clone(), public_url: config.public_url.clone() };
+    let options = holmd::ServeOptions {
+        token: config.token.clone(),
+        public_url: config.public_url.clone(),
+        ..holmd::ServeOptions::default()
+    };
     // SIGINT and SIGTERM alike: stop taking requests, write the store, exit.
     holmd::serve_with(listener, service, options, holm_http::shutdown_signal()).await?;
     tracing::info!("holmd stopped and wrote its store; boxes keep running");

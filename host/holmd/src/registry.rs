@@ -19,6 +19,7 @@ use std::path::Path;
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use holm::runtime::remote;
 use holm_proto::Issue;
 use holm_proto::host::{Can, Environment};
 use serde_json::Value;
@@ -39,8 +40,12 @@ impl fmt::Debug for SecretKey {
 
 /// The shortest server key accepted, in characters.
 pub const MIN_SECRET_KEY_LEN: usize = 32;
-/// The prefix of a sealed value: the format's version.
-const SEALED_PREFIX: &str = "c20p1:";
+/// The prefix of a sealed value: the format's version. `c20p2` binds the
+/// key version into the associated data; `c20p1` (which did not) is no
+/// longer opened.
+const SEALED_PREFIX: &str = "c20p2:";
+/// The prefix of the format before key versions were bound.
+const OLD_SEALED_PREFIX: &str = "c20p1:";
 
 impl SecretKey {
     /// Makes the key from a secret string (`HOLM_SERVER_SECRET_KEY`, or the
@@ -67,7 +72,22 @@ impl SecretKey {
         let Some(path) = file else { return Ok(None) };
         let source = format!("HOLM_SERVER_SECRET_FILE ({})", path.display());
         match std::fs::read_to_string(path) {
-            Ok(text) => Self::from_secret(&text, &source).map(Some),
+            Ok(text) => {
+                use std::os::unix::fs::PermissionsExt as _;
+                let mode = std::fs::metadata(path)
+                    .map_err(|e| format!("{source}: cannot read it: {e}"))?
+                    .permissions()
+                    .mode();
+                if mode & 0o077 != 0 {
+                    return Err(format!(
+                        "{source} can be read by its group or by others (mode {:o}); only its \
+                         owner may: chmod 600 {}",
+                        mode & 0o777,
+                        path.display()
+                    ));
+                }
+                Self::from_secret(&text, &source).map(Some)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 use std::io::Write as _;
                 use std::os::unix::fs::OpenOptionsExt as _;
@@ -92,14 +112,28 @@ impl SecretKey {
         }
     }
 
+    /// The key box secrets are derived with ([`holm::ids::derived_secret`]):
+    /// its own, made from the server key, so neither use can stand for the
+    /// other.
+    pub fn box_key(&self) -> [u8; 32] {
+        use sha2::Digest;
+        sha2::Sha256::new()
+            .chain_update(b"holm box secrets\0")
+            .chain_update(self.key)
+            .finalize()
+            .into()
+    }
+
     fn cipher(&self) -> ChaCha20Poly1305 {
         ChaCha20Poly1305::new(Key::from_slice(&self.key))
     }
 
-    /// Seals `plain`, the secret `secret` of runtime `runtime`.
-    pub fn seal(&self, runtime: &str, secret: &str, plain: &str) -> String {
+    /// Seals `plain`, version `version` of the secret `secret` of runtime
+    /// `runtime`: it opens only as that runtime's secret at that version, so
+    /// an older sealed key put back in the store is refused.
+    pub fn seal(&self, runtime: &str, secret: &str, version: u64, plain: &str) -> String {
         let nonce = ChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let aad = format!("holm-runtime\0{runtime}\0{secret}");
+        let aad = aad(runtime, secret, version);
         let sealed = self
             .cipher()
             .encrypt(&nonce, Payload { msg: plain.as_bytes(), aad: aad.as_bytes() })
@@ -109,28 +143,46 @@ impl SecretKey {
         format!("{SEALED_PREFIX}{}", base64::engine::general_purpose::STANDARD.encode(out))
     }
 
-    /// Opens a value [`SecretKey::seal`] made. The error says why, never
-    /// what.
-    pub fn open(&self, runtime: &str, secret: &str, sealed: &str) -> Result<String, String> {
+    /// Opens a value [`SecretKey::seal`] made for `version`. The error says
+    /// why, never what.
+    pub fn open(
+        &self,
+        runtime: &str,
+        secret: &str,
+        version: u64,
+        sealed: &str,
+    ) -> Result<String, String> {
+        if sealed.starts_with(OLD_SEALED_PREFIX) {
+            return Err(format!(
+                "its stored {secret} was sealed by an older holmd without its key version; \
+                 set the key again with `holm runtime set {runtime} --api-key`"
+            ));
+        }
         let bytes = sealed
             .strip_prefix(SEALED_PREFIX)
             .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
             .filter(|b| b.len() > 12)
             .ok_or_else(|| format!("its stored {secret} is not in a form this server reads"))?;
         let (nonce, msg) = bytes.split_at(12);
-        let aad = format!("holm-runtime\0{runtime}\0{secret}");
+        let aad = aad(runtime, secret, version);
         let plain = self
             .cipher()
             .decrypt(Nonce::from_slice(nonce), Payload { msg, aad: aad.as_bytes() })
             .map_err(|_| {
                 format!(
-                    "its stored {secret} cannot be decrypted with this server's key ({}); \
-                     was the server key changed? Set the key again with `holm runtime set {runtime} --api-key`",
+                    "its stored {secret} (key version {version}) cannot be decrypted with this \
+                     server's key ({}); was the server key changed, or the stored key replaced? \
+                     Set the key again with `holm runtime set {runtime} --api-key`",
                     self.source
                 )
             })?;
         String::from_utf8(plain).map_err(|_| format!("its stored {secret} is not text"))
     }
+}
+
+/// What a sealed value is bound to: its runtime, which secret, which version.
+fn aad(runtime: &str, secret: &str, version: u64) -> String {
+    format!("holm-runtime\0{runtime}\0{secret}\0{version}")
 }
 
 /// The type of a vendor field.
@@ -182,44 +234,35 @@ pub struct Vendor {
 const LIFETIME_FIELDS: &[Field] =
     &[f("lifetime_secs", Kind::Secs, false, None), f("max_lifetime_secs", Kind::Secs, false, None)];
 
-const fn can(pause: bool, screens: u8) -> Can {
-    Can {
-        pause,
-        stop: false,
-        fork: false,
-        browser_profile: false,
-        screens,
-        wayland: false,
-        resources: false,
-    }
-}
-
 /// Every vendor, as the seeds name them.
 pub const VENDORS: &[Vendor] = &[
     Vendor {
         provider: "e2b",
-        environment: Environment::Microvm,
-        can: can(true, 6),
+        environment: remote::E2B.environment,
+        can: remote::E2B.can,
         fields: &[
             f("api_url", Kind::Endpoint, false, Some("E2B_API_URL")),
+            f("sandbox_url", Kind::Endpoint, false, Some("E2B_SANDBOX_URL")),
             f("public_traffic", Kind::Bool, false, None),
         ],
         key_env: "E2B_API_KEY",
     },
     Vendor {
         provider: "vercel",
-        environment: Environment::Microvm,
-        can: can(false, 6),
+        environment: remote::VERCEL.environment,
+        can: remote::VERCEL.can,
         fields: &[
             f("team_id", Kind::Text, true, Some("VERCEL_TEAM_ID")),
             f("project_id", Kind::Text, true, Some("VERCEL_PROJECT_ID")),
+            f("api_url", Kind::Endpoint, false, Some("VERCEL_API_URL")),
+            f("registry_url", Kind::Endpoint, false, Some("VERCEL_REGISTRY_URL")),
         ],
         key_env: "VERCEL_TOKEN",
     },
     Vendor {
         provider: "daytona",
-        environment: Environment::Container,
-        can: can(false, 6),
+        environment: remote::DAYTONA.environment,
+        can: remote::DAYTONA.can,
         fields: &[
             f("api_url", Kind::Endpoint, false, Some("DAYTONA_API_URL")),
             f("target", Kind::Text, false, Some("DAYTONA_TARGET")),
@@ -228,15 +271,19 @@ pub const VENDORS: &[Vendor] = &[
     },
     Vendor {
         provider: "modal",
-        environment: Environment::Container,
-        can: can(false, 6),
-        fields: &[f("token_id", Kind::Text, true, Some("MODAL_TOKEN_ID"))],
+        environment: remote::MODAL.environment,
+        can: remote::MODAL.can,
+        fields: &[
+            f("token_id", Kind::Text, true, Some("MODAL_TOKEN_ID")),
+            f("server_url", Kind::Endpoint, false, Some("MODAL_SERVER_URL")),
+            f("environment", Kind::Text, false, Some("MODAL_ENVIRONMENT")),
+        ],
         key_env: "MODAL_TOKEN_SECRET",
     },
     Vendor {
         provider: "runtime-cloud",
-        environment: Environment::Microvm,
-        can: can(false, 6),
+        environment: remote::RUNTIME_CLOUD.environment,
+        can: remote::RUNTIME_CLOUD.can,
         fields: &[f("api_url", Kind::Endpoint, false, Some("RUNTIME_API_URL"))],
         key_env: "RUNTIME_API_KEY",
     },
@@ -255,9 +302,10 @@ pub fn vendor_names() -> Vec<&'static str> {
 /// The name of a vendor's one secret.
 pub const API_KEY: &str = "api_key";
 
-/// Why no vendor's runtime takes boxes yet.
-pub fn no_adapter(provider: &str) -> String {
-    format!("no adapter for provider {provider} in this build yet; boxes cannot be created on it")
+/// The longest lifetime a vendor's sandboxes can have, where the vendor
+/// ends them itself.
+pub fn hard_max_secs(provider: &str) -> Option<u64> {
+    remote::facts(provider).and_then(|f| f.hard_max_secs)
 }
 
 /// Checks a runtime's name: 1 to 40 lowercase letters, digits, `-` or `_`.
@@ -317,6 +365,19 @@ pub fn check_fields(
             });
         }
     }
+    if let Some(hard) = hard_max_secs(vendor.provider) {
+        for field in ["lifetime_secs", "max_lifetime_secs"] {
+            if let Some(secs) = out.get(field).and_then(Value::as_u64).filter(|s| *s > hard) {
+                issues.push(Issue {
+                    path: format!("fields.{field}"),
+                    problem: format!(
+                        "{secs} seconds is more than {} allows: its sandboxes live at most {hard} seconds",
+                        vendor.provider
+                    ),
+                });
+            }
+        }
+    }
     if let (Some(l), Some(m)) = (
         out.get("lifetime_secs").and_then(Value::as_u64),
         out.get("max_lifetime_secs").and_then(Value::as_u64),
@@ -362,6 +423,12 @@ fn check_value(kind: Kind, value: &Value, from_api: bool) -> Result<Value, Strin
                 return Err(format!(
                     "must be at least {} seconds, not {secs}",
                     holm::spec::MIN_LIFETIME_SECS
+                ));
+            }
+            if secs > holm::spec::LONGEST_LIFETIME_SECS {
+                return Err(format!(
+                    "{secs} seconds is above the longest lifetime holm allows, {} seconds (a year)",
+                    holm::spec::LONGEST_LIFETIME_SECS
                 ));
             }
             Ok(Value::from(secs))
@@ -520,18 +587,46 @@ mod tests {
     #[test]
     fn sealed_keys_open_only_with_the_same_key_and_runtime() {
         let k = SecretKey::from_secret(&"k".repeat(40), "test").unwrap();
-        let sealed = k.seal("cloud", API_KEY, "e2b_live_secret");
+        let sealed = k.seal("cloud", API_KEY, 1, "e2b_live_secret");
         assert!(!sealed.contains("e2b_live_secret"));
-        assert_ne!(sealed, k.seal("cloud", API_KEY, "e2b_live_secret"), "a random nonce each time");
-        assert_eq!(k.open("cloud", API_KEY, &sealed).unwrap(), "e2b_live_secret");
-        let e = k.open("other", API_KEY, &sealed).unwrap_err();
+        assert_ne!(
+            sealed,
+            k.seal("cloud", API_KEY, 1, "e2b_live_secret"),
+            "a random nonce each time"
+        );
+        assert_eq!(k.open("cloud", API_KEY, 1, &sealed).unwrap(), "e2b_live_secret");
+        let e = k.open("other", API_KEY, 1, &sealed).unwrap_err();
         assert!(e.contains("cannot be decrypted"), "{e}");
         let other = SecretKey::from_secret(&"j".repeat(40), "test").unwrap();
-        let e = other.open("cloud", API_KEY, &sealed).unwrap_err();
+        let e = other.open("cloud", API_KEY, 1, &sealed).unwrap_err();
         assert!(e.contains("cannot be decrypted") && !e.contains("e2b_live"), "{e}");
-        assert!(k.open("cloud", API_KEY, "plain").unwrap_err().contains("not in a form"));
+        assert!(k.open("cloud", API_KEY, 1, "plain").unwrap_err().contains("not in a form"));
+        // Bound to its version: an old key put back under a newer version
+        // does not open, nor does a value sealed without its version.
+        let e = k.open("cloud", API_KEY, 2, &sealed).unwrap_err();
+        assert!(e.contains("key version 2"), "{e}");
+        let unversioned = sealed.replacen("c20p2:", "c20p1:", 1);
+        let e = k.open("cloud", API_KEY, 1, &unversioned).unwrap_err();
+        assert!(e.contains("without its key version"), "{e}");
         assert!(SecretKey::from_secret("short", "X").unwrap_err().contains("shorter than 32"));
         assert!(!format!("{k:?}").contains("kkkk"));
+    }
+
+    #[test]
+    fn a_key_file_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.key");
+        std::fs::write(&path, "k".repeat(40)).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = SecretKey::from_config(None, Some(&path)).unwrap_err();
+            assert!(e.contains("chmod 600") && e.contains(&format!("{mode:o}")), "{e}");
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(SecretKey::from_config(None, Some(&path)).unwrap().is_some());
+        }
     }
 
     #[test]

@@ -14,7 +14,22 @@
 //!
 //! [runtimes.podman]
 //! enabled = false
+//!
+//! [[runtimes.docker.pool]] # keep 2 boxes of this spec started and ready
+//! size = 2
+//! screens = 1
+//! browser = true
 //! ```
+//!
+//! `max_boxes` (top level) lowers the server's one box limit, the most live
+//! boxes it holds, pooled ones counted: the limit is `HOLM_MAX_BOXES`
+//! (default 64), or this when it is smaller (a larger one is logged and has
+//! no effect). Pools refill only below the limit, and a create at it takes
+//! the place of a waiting pooled box or is refused (`limit_reached`).
+//!
+//! `pids_limit`, `host_access`, `no_new_privileges`, `cap_add` and `seccomp`
+//! widen or narrow how Docker and podman boxes are confined (see
+//! docs/security.md); they sit beside `pool` in a runtime's table.
 //!
 //! A table without `provider` changes the runtime of that name; a table with
 //! one adds a runtime on that engine. Every mistake stops the server at start
@@ -58,6 +73,22 @@ pub struct RuntimeTable {
     pub program: Option<PathBuf>,
     /// `build_with`: the engine that builds the image.
     pub build_with: Option<String>,
+    /// `pids_limit`: the most processes and threads a box may have.
+    pub pids_limit: Option<u32>,
+    /// `host_access`: boxes may reach the host's and link-local addresses.
+    pub host_access: Option<bool>,
+    /// `no_new_privileges`: `false` lets set-user-id programs in a box work.
+    pub no_new_privileges: Option<bool>,
+    /// `cap_add`: capabilities boxes get beyond the ones the desktop needs.
+    pub cap_add: Vec<String>,
+    /// `seccomp`: `"unconfined"`, or the content of the profile file named.
+    pub seccomp: Option<String>,
+    /// A vendor's endpoints (`api_url`; E2B's `sandbox_url`; Modal's
+    /// `server_url`; Vercel's `registry_url`), any URL: the
+    /// file may name a self-hosted or local endpoint the API refuses.
+    pub endpoints: BTreeMap<String, String>,
+    /// `pool`: the warm pools, each a spec and a size.
+    pub pools: Vec<crate::service::PoolSpec>,
 }
 
 /// The whole file.
@@ -67,6 +98,8 @@ pub struct RuntimesFile {
     pub default: Option<String>,
     /// The tables, by name.
     pub runtimes: BTreeMap<String, RuntimeTable>,
+    /// `max_boxes`: the most live boxes the server holds.
+    pub max_boxes: Option<usize>,
 }
 
 /// A mistake in the file: where it is, and what is wrong.
@@ -108,6 +141,51 @@ pub fn read(path: &Path) -> Result<RuntimesFile, FileError> {
     parse(path, &text)
 }
 
+/// The capabilities `cap_add` may name (Linux's, without `CAP_`).
+pub const CAPABILITIES: &[&str] = &[
+    "AUDIT_CONTROL",
+    "AUDIT_READ",
+    "AUDIT_WRITE",
+    "BLOCK_SUSPEND",
+    "BPF",
+    "CHECKPOINT_RESTORE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "DAC_READ_SEARCH",
+    "FOWNER",
+    "FSETID",
+    "IPC_LOCK",
+    "IPC_OWNER",
+    "KILL",
+    "LEASE",
+    "LINUX_IMMUTABLE",
+    "MAC_ADMIN",
+    "MAC_OVERRIDE",
+    "MKNOD",
+    "NET_ADMIN",
+    "NET_BIND_SERVICE",
+    "NET_BROADCAST",
+    "NET_RAW",
+    "PERFMON",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_ADMIN",
+    "SYS_BOOT",
+    "SYS_CHROOT",
+    "SYS_MODULE",
+    "SYS_NICE",
+    "SYS_PACCT",
+    "SYS_PTRACE",
+    "SYS_RAWIO",
+    "SYS_RESOURCE",
+    "SYS_TIME",
+    "SYS_TTY_CONFIG",
+    "SYSLOG",
+    "WAKE_ALARM",
+];
+
 /// Which fields a kind of runtime takes.
 fn applies(field: &str, kind: &str) -> bool {
     let remote = REMOTE_KINDS.contains(&kind);
@@ -117,6 +195,16 @@ fn applies(field: &str, kind: &str) -> bool {
         "isolation" => matches!(kind, "docker" | "podman" | "nerdctl"),
         "context" => kind == "docker",
         "program" | "build_with" => matches!(kind, "smolvm" | "microsandbox"),
+        "pids_limit" | "no_new_privileges" | "cap_add" | "seccomp" => {
+            matches!(kind, "docker" | "podman")
+        }
+        // podman's boxes join podman's own network, never holm's.
+        "host_access" => kind == "docker",
+        "api_url" => matches!(kind, "e2b" | "daytona" | "runtime-cloud" | "vercel"),
+        "registry_url" => kind == "vercel",
+        "sandbox_url" => kind == "e2b",
+        "server_url" => kind == "modal",
+        "pool" => !remote,
         _ => false,
     }
 }
@@ -132,6 +220,16 @@ const FIELDS: &[&str] = &[
     "context",
     "program",
     "build_with",
+    "pids_limit",
+    "host_access",
+    "no_new_privileges",
+    "cap_add",
+    "seccomp",
+    "api_url",
+    "sandbox_url",
+    "server_url",
+    "registry_url",
+    "pool",
 ];
 
 /// Parses and checks the text of a runtimes file.
@@ -153,6 +251,13 @@ pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
                 })?;
                 out.default = Some(name.to_owned());
             }
+            "max_boxes" => {
+                let n = value
+                    .as_integer()
+                    .filter(|n| (1..=10_000).contains(n))
+                    .ok_or_else(|| err(None, Some("max_boxes"), "must be 1 to 10000".into()))?;
+                out.max_boxes = usize::try_from(n).ok();
+            }
             "runtimes" => {
                 let tables = value.as_table().ok_or_else(|| {
                     err(None, Some("runtimes"), "must be tables: [runtimes.NAME]".into())
@@ -168,7 +273,8 @@ pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
                 return Err(err(
                     None,
                     Some(other),
-                    "unknown field; the file has `default` and [runtimes.NAME] tables".into(),
+                    "unknown field; the file has `default`, `max_boxes` and [runtimes.NAME] tables"
+                        .into(),
                 ));
             }
         }
@@ -305,6 +411,12 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                         holm::spec::MIN_LIFETIME_SECS
                     )));
                 }
+                if secs > holm::spec::LONGEST_LIFETIME_SECS {
+                    return Err(bad(&format!(
+                        "{secs} seconds is above the longest lifetime holm allows, {} seconds (a year)",
+                        holm::spec::LONGEST_LIFETIME_SECS
+                    )));
+                }
                 if f == "lifetime" { t.lifetime = Some(secs) } else { t.max_lifetime = Some(secs) }
             }
             "isolation" | "context" | "build_with" => {
@@ -330,6 +442,70 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                     .ok_or_else(|| bad("must be a path"))?;
                 t.program = Some(PathBuf::from(s));
             }
+            "pids_limit" => {
+                let n = value
+                    .as_integer()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|n| (64..=4_194_304).contains(n))
+                    .ok_or_else(|| bad("must be a whole number from 64 to 4194304"))?;
+                t.pids_limit = Some(n);
+            }
+            "host_access" | "no_new_privileges" => {
+                let b = value.as_bool().ok_or_else(|| bad("must be true or false"))?;
+                if f == "host_access" {
+                    t.host_access = Some(b)
+                } else {
+                    t.no_new_privileges = Some(b)
+                }
+            }
+            "cap_add" => {
+                let caps = value.as_array().ok_or_else(|| {
+                    bad("must be a list of capability names, such as [\"NET_RAW\"]")
+                })?;
+                for c in caps {
+                    let name = c
+                        .as_str()
+                        .map(|s| s.trim_start_matches("CAP_").to_ascii_uppercase())
+                        .filter(|s| CAPABILITIES.contains(&s.as_str()))
+                        .ok_or_else(|| {
+                            bad(&format!(
+                                "{c} is not a capability; they are: {}",
+                                CAPABILITIES.join(", ")
+                            ))
+                        })?;
+                    t.cap_add.push(name);
+                }
+            }
+            "seccomp" => {
+                let s = value
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| bad("must be \"unconfined\" or the path of a profile file"))?;
+                t.seccomp = Some(if s == "unconfined" {
+                    s.to_owned()
+                } else {
+                    let text = std::fs::read_to_string(s)
+                        .map_err(|e| bad(&format!("cannot read the profile {s}: {e}")))?;
+                    serde_json::from_str::<serde_json::Value>(&text)
+                        .map_err(|e| bad(&format!("the profile {s} is not JSON: {e}")))?;
+                    text
+                });
+            }
+            "api_url" | "sandbox_url" | "server_url" | "registry_url" => {
+                let s = value.as_str().ok_or_else(|| bad("must be a URL in quotes"))?;
+                let url =
+                    url::Url::parse(s).map_err(|e| bad(&format!("{s:?} is not a URL: {e}")))?;
+                if !matches!(url.scheme(), "http" | "https") {
+                    return Err(bad("must be an http or https URL"));
+                }
+                if !url.username().is_empty() || url.password().is_some() {
+                    return Err(bad(
+                        "must not carry a user or password; the key is added with holm runtime add",
+                    ));
+                }
+                t.endpoints.insert(f.to_owned(), s.to_owned());
+            }
+            "pool" => t.pools = pools(value).map_err(|e| bad(&e))?,
             _ => unreachable!("every field in FIELDS is handled"),
         }
     }
@@ -343,6 +519,58 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
         ));
     }
     Ok(t)
+}
+
+/// Reads `pool`: an array of tables, each a `size` and the spec its boxes
+/// have (`screens`, `screen_size`, `display`, `browser`, `apps`,
+/// `packages`).
+fn pools(value: &toml::Value) -> Result<Vec<crate::service::PoolSpec>, String> {
+    let tables = value
+        .as_array()
+        .ok_or("must be [[runtimes.NAME.pool]] tables, each with a size and a spec")?;
+    tables.iter().enumerate().map(|(i, t)| pool(t).map_err(|e| format!("pool {i}: {e}"))).collect()
+}
+
+fn pool(value: &toml::Value) -> Result<crate::service::PoolSpec, String> {
+    let t = value.as_table().ok_or("must be a table")?;
+    let mut spec = holm_proto::host::BoxSpec::default();
+    let mut size = None;
+    let strings = |v: &toml::Value, f: &str| -> Result<Vec<String>, String> {
+        v.as_array()
+            .and_then(|a| a.iter().map(|s| s.as_str().map(str::to_owned)).collect())
+            .ok_or_else(|| format!("{f} must be a list of strings"))
+    };
+    for (field, v) in t {
+        match field.as_str() {
+            "size" => {
+                let n = v.as_integer().filter(|n| (0..=64).contains(n));
+                size = Some(n.ok_or("size must be 0 to 64")? as u32);
+            }
+            "screens" => {
+                let n = v.as_integer().and_then(|n| u8::try_from(n).ok());
+                spec.screens = Some(n.ok_or("screens must be a number of screens")?);
+            }
+            "screen_size" => {
+                spec.screen_size = Some(v.as_str().ok_or("screen_size must be a string")?.into());
+            }
+            "display" => {
+                let d = v.as_str().ok_or("display must be \"x11\" or \"wayland\"")?;
+                spec.display = Some(
+                    serde_json::from_value(serde_json::json!(d))
+                        .map_err(|_| format!("display {d:?} is not x11 or wayland"))?,
+                );
+            }
+            "browser" => spec.browser = Some(v.as_bool().ok_or("browser must be true or false")?),
+            "apps" => spec.apps = strings(v, "apps")?,
+            "packages" => spec.packages = strings(v, "packages")?,
+            other => {
+                return Err(format!(
+                    "unknown field {other:?}; a pool has size, screens, screen_size, display, browser, apps, packages"
+                ));
+            }
+        }
+    }
+    Ok(crate::service::PoolSpec { spec, size: size.ok_or("size is missing")? })
 }
 
 /// Reads `24h`, `90m`, `3600s` or a number of seconds.
@@ -381,6 +609,33 @@ mod tests {
 
     fn p(text: &str) -> Result<RuntimesFile, String> {
         parse(Path::new("/etc/holm/runtimes.toml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn pools_and_the_box_limit_parse() {
+        let f = p(r#"
+max_boxes = 12
+
+[[runtimes.docker.pool]]
+size = 2
+screens = 2
+screen_size = "1024x768"
+display = "wayland"
+browser = false
+apps = ["gimp"]
+"#)
+        .unwrap();
+        assert_eq!(f.max_boxes, Some(12));
+        let pools = &f.runtimes["docker"].pools;
+        assert_eq!(pools.len(), 1);
+        assert_eq!(pools[0].size, 2);
+        let spec = &pools[0].spec;
+        assert_eq!((spec.screens, spec.screen_size.as_deref()), (Some(2), Some("1024x768")));
+        assert_eq!(spec.display, Some(holm_proto::guest::Profile::Wayland));
+        assert_eq!((spec.browser, spec.apps.clone()), (Some(false), vec!["gimp".to_owned()]));
+        assert!(
+            p("[runtimes.docker]\nmemory = \"1g\"").unwrap().runtimes["docker"].pools.is_empty()
+        );
     }
 
     #[test]
@@ -533,6 +788,20 @@ max_lifetime = "24h"
             ("runtimes = 3", "runtimes: must be tables"),
             ("[runtimes]\ndocker = 3", "[runtimes.docker]: must be a table of fields"),
             ("[runtimes.docker\n", "/etc/holm/runtimes.toml: not valid TOML"),
+            (
+                "[[runtimes.docker.pool]]\nscreens = 1",
+                "[runtimes.docker] pool: pool 0: size is missing",
+            ),
+            (
+                "[[runtimes.docker.pool]]\nsize = 99",
+                "[runtimes.docker] pool: pool 0: size must be 0 to 64",
+            ),
+            (
+                "[[runtimes.docker.pool]]\nsize = 1\nimage = \"x\"",
+                "[runtimes.docker] pool: pool 0: unknown field \"image\"",
+            ),
+            ("[runtimes.e2b]\npool = []", "[runtimes.e2b] pool: does not apply to e2b runtimes"),
+            ("max_boxes = 0", "max_boxes: must be 1 to 10000"),
         ];
         for (text, want) in cases {
             let got = p(text).unwrap_err();

@@ -1,7 +1,8 @@
 //! Lifetimes, the state machine, idempotency, traces and recovery, through
 //! the real REST API of a real service, with time on a [`ManualClock`] and a
 //! runtime that keeps its machines in memory (its guest is a small HTTP
-//! server on loopback). So each rule is tested exactly and at once, without
+//! server on loopback, reached as a vendor's is: through an endpoint whose
+//! header the guest requires on every request). So each rule is tested exactly and at once, without
 //! waiting for a deadline; `tests/lifecycle.rs` and the e2e tests run the
 //! same things on Docker.
 
@@ -13,19 +14,25 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use axum::Json;
+use axum::response::IntoResponse;
 use axum::routing::get;
 use holm::image::{ImageRequest, Progress};
 use holm::runtime::{
-    ENV_SECRET, LABEL_BOX, Machine, MachineSpec, MachineState, Result as RtResult, Runtime,
-    RuntimeError,
+    ENV_SECRET_SHA256, Endpoint, ImageSource, LABEL_BOX, LifetimeLimits, Machine, MachineSpec,
+    MachineState, Result as RtResult, Runtime, RuntimeError,
 };
 use holm::spec::Lifetimes;
 use holm_client::Client;
 use holm_proto::ErrorCode;
-use holm_proto::host::{BoxState, Can, CreateBox, Environment, ForkBox, Place, Placement};
+use holm_proto::host::{BoxSpec, BoxState, Can, CreateBox, Environment, ForkBox, Place, Placement};
 use holmd::clock::{Clock, ManualClock};
 use holmd::service::{Offered, Service};
 use holmd::store::{self, StoreConfig};
+
+/// The header the fake runtime's endpoints carry and its guest requires, as
+/// E2B's proxy requires its traffic token.
+const PROXY_HEADER: &str = "x-vendor-token";
+const PROXY_TOKEN: &str = "t0ken-of-the-vendor";
 
 /// A runtime whose machines are entries in a map, all answered by one guest.
 #[derive(Debug)]
@@ -46,6 +53,11 @@ impl Fake {
             secrets: Mutex::default(),
             calls: Mutex::default(),
         })
+    }
+
+    /// How the guest is reached: loopback, with the vendor's header.
+    fn endpoint(&self) -> Endpoint {
+        Endpoint::loopback(self.guest).with_header(PROXY_HEADER, PROXY_TOKEN).unwrap()
     }
 
     fn call(&self, c: String) {
@@ -81,6 +93,15 @@ impl Runtime for Fake {
     fn can(&self) -> Can {
         self.can
     }
+    fn lifetimes(&self) -> LifetimeLimits {
+        LifetimeLimits {
+            offered: Lifetimes { default_secs: 3600, max_secs: 7200 },
+            hard_max_secs: Some(7200),
+        }
+    }
+    fn image_source(&self) -> ImageSource {
+        ImageSource::Vendor
+    }
     async fn ping(&self) -> RtResult<()> {
         Ok(())
     }
@@ -100,10 +121,10 @@ impl Runtime for Fake {
             id: id.clone(),
             box_id: Some(spec.box_id.clone()),
             state: MachineState::Running,
-            ports: [(holm_proto::guest::DEFAULT_GUEST_PORT, self.guest)].into(),
+            endpoints: [(holm_proto::guest::DEFAULT_GUEST_PORT, self.endpoint())].into(),
             labels,
         };
-        let secret = spec.env.iter().find(|(k, _)| k == ENV_SECRET).map(|(_, v)| v.clone());
+        let secret = spec.env.iter().find(|(k, _)| k == ENV_SECRET_SHA256).map(|(_, v)| v.clone());
         self.secrets.lock().unwrap().insert(id.clone(), secret.unwrap_or_default());
         self.machines.lock().unwrap().insert(id, m.clone());
         Ok(m)
@@ -144,12 +165,10 @@ impl Runtime for Fake {
         self.call(format!("fork {id}"));
         Ok(format!("fake-fork:{new_box_id}"))
     }
-    async fn box_secret(&self, id: &str) -> RtResult<Option<String>> {
-        Ok(self.secrets.lock().unwrap().get(id).cloned())
-    }
 }
 
-/// The guest all fake machines share: ready at once; `files/content` hangs.
+/// The guest all fake machines share: ready at once; `files/content` (a
+/// stream) and `browser/text` (not one) hang.
 async fn fake_guest(hanging: Arc<AtomicUsize>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -177,7 +196,18 @@ async fn fake_guest(hanging: Arc<AtomicUsize>) -> SocketAddr {
                 }
             }),
         )
-        .fallback(|| async { Json(serde_json::json!({})) });
+        .route("/v1/browser/text", get(std::future::pending::<()>))
+        .fallback(|| async { Json(serde_json::json!({})) })
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                let token = req.headers().get(PROXY_HEADER).and_then(|v| v.to_str().ok());
+                if token != Some(PROXY_TOKEN) {
+                    let body = Json(serde_json::json!({ "message": "missing traffic token" }));
+                    return (axum::http::StatusCode::FORBIDDEN, body).into_response();
+                }
+                next.run(req).await
+            },
+        ));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     addr
 }
@@ -259,19 +289,26 @@ impl Harness {
         let store = store::open(&StoreConfig::Local { dir: dir.path().to_owned() }).await.unwrap();
         let mut runtimes = BTreeMap::new();
         if with_runtime {
-            let lifetimes = Lifetimes { default_secs: 3600, max_secs: 7200 };
-            runtimes.insert(
-                "fake".to_owned(),
-                Offered::new(Arc::clone(&fake) as Arc<dyn Runtime>, lifetimes),
-            );
+            // The lifetimes are the runtime's own.
+            runtimes.insert("fake".to_owned(), Offered::new(Arc::clone(&fake) as Arc<dyn Runtime>));
         }
-        let service = Service::new(
+        // A server key, as a deployed server has: with it a server that
+        // lost its records works out its boxes' secrets again.
+        let remote_setup = holmd::service::RemoteSetup {
+            secret_key: Some(
+                holmd::registry::SecretKey::from_secret(&"k".repeat(40), "test").unwrap(),
+            ),
+            ..holmd::service::RemoteSetup::default()
+        };
+        let service = Service::from_parts(holmd::service::Parts {
             runtimes,
-            "fake".into(),
+            default_runtime: "fake".into(),
             store,
-            Arc::clone(&clock) as Arc<dyn Clock>,
-            "test".into(),
-        );
+            clock: Arc::clone(&clock) as Arc<dyn Clock>,
+            server_name: "test".into(),
+            remote_setup,
+            limits: holmd::service::Limits { max_boxes: 8, ..holmd::service::Limits::default() },
+        });
         service.recover().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -433,6 +470,28 @@ async fn a_runtime_that_cannot_is_refused_before_anything_changes() {
         assert_eq!(api.code, ErrorCode::Unsupported, "{api:?}");
         assert!(api.message.contains("the fake runtime cannot"), "{api:?}");
     }
+    // The MCP `box` tool: the same refusal as REST, as a tool result.
+    let mcp = holm_mcp::HolmMcp::new(h.client.clone());
+    for action in ["stop", "start", "pause", "resume", "fork"] {
+        let args = serde_json::json!({"box_id": id, "action": action});
+        let r = mcp.call("box", args.as_object().cloned()).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{action}: {r:?}");
+        let body = r.structured_content.unwrap();
+        assert_eq!(body["error"]["code"], "unsupported", "{action}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("the fake runtime cannot"), "{action}: {body}");
+    }
+    // A Wayland box on a runtime that cannot run one: refused before any
+    // machine, naming the field.
+    let wayland = CreateBox {
+        spec: BoxSpec { display: Some(holm_proto::guest::Profile::Wayland), ..BoxSpec::default() },
+        ..CreateBox::default()
+    };
+    let api = h.client.create_box(&wayland, None).await.unwrap_err().api().cloned().unwrap();
+    assert_eq!(api.code, ErrorCode::InvalidRequest, "{api:?}");
+    let issue = &api.details.as_ref().unwrap()["issues"][0];
+    assert_eq!(issue["path"], "spec.display", "{api:?}");
+    assert!(issue["problem"].as_str().unwrap().contains("cannot run Wayland"), "{api:?}");
     assert_eq!(h.fake.calls(), before, "the runtime was asked nothing");
     assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Running);
     assert_eq!(h.client.all_boxes().await.unwrap().len(), 1, "no fork was made");
@@ -630,10 +689,186 @@ async fn a_box_the_store_lost_is_found_by_its_labels() {
     assert_eq!(info.state, BoxState::Running);
     assert_eq!(info.idle_timeout_secs, Some(300));
     assert!(info.expires_at <= expires, "{} > {expires}", info.expires_at);
-    // It is driven with its own secret, read back from the runtime.
+    // It is driven with its own secret, worked out again from the server key;
+    // the machine holds only the secret's digest.
+    let digest = h.fake.secrets.lock().unwrap().get(&format!("m-{id}")).cloned().unwrap();
+    assert_eq!(digest.len(), 64, "the machine was given a digest, not the secret");
     let r = h.raw(reqwest::Method::POST, &format!("/v1/boxes/{id}/commands/run")).await;
     assert!(r.status().is_success());
     // The machine another server labelled is left alone.
     assert_eq!(h.client.all_boxes().await.unwrap().len(), 1);
     assert!(h.fake.inspect("m-box_other").await.is_ok());
+}
+
+#[tokio::test]
+async fn numbers_near_the_integer_limit_are_refused_and_no_record_stops_expiry() {
+    let h = Harness::new(ALL).await;
+    let huge = u64::MAX;
+    // Asked for: refused with both numbers, nothing made.
+    for placement in [
+        Placement { idle_timeout_secs: Some(huge), ..Placement::default() },
+        Placement { expires_after_secs: Some(huge), ..Placement::default() },
+    ] {
+        let request = CreateBox { placement, ..CreateBox::default() };
+        let e = h.client.create_box(&request, None).await.unwrap_err();
+        let api = e.api().cloned().unwrap();
+        assert_eq!(api.code, ErrorCode::InvalidRequest);
+        let problem = api.details.unwrap()["issues"][0]["problem"].as_str().unwrap().to_owned();
+        assert!(problem.contains(&huge.to_string()) && problem.contains("7200"), "{problem}");
+    }
+    assert!(h.fake.calls().is_empty(), "nothing was made");
+    let id = h.running(Placement::default()).await;
+    let before = h.client.get_box(&id, None).await.unwrap().expires_at;
+    let e = h.client.extend_box(&id, huge).await.unwrap_err();
+    let problem = e.api().unwrap().details.as_ref().unwrap()["issues"][0]["problem"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(problem.contains(&huge.to_string()) && problem.contains("7200"), "{problem}");
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().expires_at, before);
+
+    // A record no check made (an older server's, a hand in the store) with
+    // numbers at the limit: the expiry of every other box goes on.
+    let short = h.running(Placement { expires_after_secs: Some(60), ..Placement::default() }).await;
+    let path = h.dir.path().join(format!("boxes/{id}.json"));
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    record["expires_at"] = huge.into();
+    record["idle_timeout_secs"] = huge.into();
+    record["last_activity"] = huge.into();
+    std::fs::write(&path, serde_json::to_vec(&record).unwrap()).unwrap();
+    let h = h.restart(true).await;
+    h.clock.advance(Duration::from_secs(60));
+    assert_eq!(h.service.expire_due().await, 1);
+    assert_eq!(h.client.get_box(&short, None).await.unwrap().state, BoxState::Removed);
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Running);
+    // Its deadline is shown at the last time RFC 3339 can write, not wrapped.
+    let shown = h.client.get_box(&id, None).await.unwrap();
+    assert_eq!(shown.expires_at, "9999-12-31T23:59:59Z");
+}
+
+#[tokio::test]
+async fn a_forwarded_request_that_is_not_a_stream_ends_at_the_forward_timeout() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let options = holmd::api::AppOptions {
+        forward_timeout: Duration::from_secs(1),
+        ..holmd::api::AppOptions::loopback(None)
+    };
+    let app = holmd::api::app_with(Arc::clone(&h.service), options, axum::Router::new());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let client = Client::new(&url, None);
+    let e = tokio::time::timeout(Duration::from_secs(30), client.boxed(&id).page_text(None))
+        .await
+        .expect("the forward timeout ended the request")
+        .unwrap_err();
+    let api = e.api().expect("the error shape");
+    assert_eq!(api.code, ErrorCode::Timeout, "{api:?}");
+    assert!(api.message.contains("within 1 seconds"), "{api:?}");
+    assert_eq!(h.client.get_box(&id, None).await.unwrap().state, BoxState::Running);
+}
+
+#[tokio::test]
+async fn a_server_makes_at_most_its_limit_of_boxes_and_builds() {
+    let h = Harness::new(ALL).await;
+    // The harness's limit is 8 live boxes.
+    let mut ids = Vec::new();
+    for _ in 0..8 {
+        ids.push(h.running(Placement::default()).await);
+    }
+    let e = h.client.create_box(&CreateBox::default(), None).await.unwrap_err();
+    let api = e.api().cloned().unwrap();
+    assert_eq!(api.code, ErrorCode::LimitReached, "{api:?}");
+    assert_eq!(api.details.as_ref().unwrap()["limit"], 8);
+    assert!(api.hint.as_deref().unwrap().contains("HOLM_MAX_BOXES"), "{api:?}");
+    assert_eq!(h.client.all_boxes().await.unwrap().len(), 8, "nothing was made");
+    // A removed box frees its place.
+    h.client.remove_box(&ids[0]).await.unwrap();
+    h.running(Placement::default()).await;
+
+    // Builds: two at once by default; a third asked for is refused.
+    let (_one, _two) = (h.service.build_permit().unwrap(), h.service.build_permit().unwrap());
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/images/build", h.url))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "limit_reached", "{body}");
+    assert!(body["error"]["hint"].as_str().unwrap().contains("HOLM_MAX_BUILDS"), "{body}");
+}
+
+#[tokio::test]
+async fn the_records_of_removed_boxes_are_pruned_after_the_retention() {
+    let h = Harness::new(ALL).await;
+    let gone = h.running(Placement::default()).await;
+    let kept = h.running(Placement::default()).await;
+    h.client.remove_box(&gone).await.unwrap();
+    h.clock.advance(Duration::from_secs(7 * 86_400 - 1));
+    assert_eq!(h.service.prune_records().await, 0, "kept for the retention period");
+    assert_eq!(h.client.get_box(&gone, None).await.unwrap().state, BoxState::Removed);
+    h.clock.advance(Duration::from_secs(1));
+    assert_eq!(h.service.prune_records().await, 1);
+    let e = h.client.get_box(&gone, None).await.unwrap_err();
+    assert_eq!(code(&e), Some(ErrorCode::NotFound));
+    assert!(!h.dir.path().join(format!("boxes/{gone}.json")).exists(), "deleted from the store");
+    // A live box is never pruned, however old.
+    assert_eq!(h.client.get_box(&kept, None).await.unwrap().state, BoxState::Running);
+}
+
+#[tokio::test]
+async fn the_guest_is_reached_at_the_endpoint_its_runtime_answered() {
+    let h = Harness::new(ALL).await;
+    // Running means the server asked the guest's health and screens with
+    // the endpoint's header.
+    let id = h.running(Placement::default()).await;
+    let info = h.raw(reqwest::Method::GET, &format!("/v1/boxes/{id}/info")).await;
+    assert!(info.status().is_success(), "forwarded with the endpoint's header: {info:?}");
+    // The header is what lets a request through: the guest refuses one
+    // without it.
+    let bare = reqwest::get(format!("http://{}/v1/info", h.fake.guest)).await.unwrap();
+    assert_eq!(bare.status(), reqwest::StatusCode::FORBIDDEN);
+    // The endpoint, header and all, is kept in the record, and no response
+    // shows the header's value.
+    let record = h.service.get(&id).unwrap().record();
+    assert_eq!(record.guest, Some(h.fake.endpoint()));
+    let shown = h.raw(reqwest::Method::GET, &format!("/v1/boxes/{id}")).await.text().await.unwrap();
+    assert!(!shown.contains(PROXY_TOKEN), "{shown}");
+    // A server that starts again reaches it the same way.
+    let h = h.restart(true).await;
+    let info = h.raw(reqwest::Method::GET, &format!("/v1/boxes/{id}/info")).await;
+    assert!(info.status().is_success(), "{info:?}");
+}
+
+#[tokio::test]
+async fn a_runtimes_own_lifetime_limit_is_the_most_a_server_may_offer() {
+    let h = Harness::new(ALL).await;
+    let runtime = || Offered::new(Arc::clone(&h.fake) as Arc<dyn Runtime>);
+    assert_eq!(runtime().lifetimes, Lifetimes { default_secs: 3600, max_secs: 7200 });
+    let (field, problem) = runtime().with_lifetimes(None, Some(86_400)).unwrap_err();
+    assert_eq!(field, "max_lifetime");
+    assert!(problem.contains("86400") && problem.contains("at most 7200"), "{problem}");
+    let (field, _) = runtime().with_lifetimes(Some(9000), None).unwrap_err();
+    assert_eq!(field, "lifetime", "a default above the limit would raise the maximum");
+    let lower = runtime().with_lifetimes(Some(600), Some(1800)).unwrap();
+    assert_eq!(lower.lifetimes, Lifetimes { default_secs: 600, max_secs: 1800 });
+}
+
+#[tokio::test]
+async fn a_vendor_that_builds_its_own_images_is_asked_for_no_base_image() {
+    let h = Harness::new(ALL).await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/images/base", h.url))
+        .json(&serde_json::json!({ "runtime": "fake" }))
+        .send()
+        .await
+        .unwrap();
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unsupported", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("vendor builds its images"));
+    assert!(h.fake.calls().is_empty());
 }

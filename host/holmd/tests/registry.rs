@@ -73,13 +73,25 @@ fn no_key_in(text: &str, what: &str) {
     }
 }
 
+/// The runtimes `vercel` and `modal` point at a closed loopback port (the
+/// runtimes file sets a vendor's endpoints on the runtime named after it):
+/// nothing here reaches a vendor, and they are unavailable.
+const CLOSED_VENDORS: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\n\
+     [runtimes.modal]\nserver_url = \"http://127.0.0.1:1\"\n";
+
 async fn start(secret_key: Option<&str>) -> TestServer {
     let secret_key = secret_key.map(str::to_owned);
-    TestServer::start_without_image(move |c| {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runtimes.toml");
+    std::fs::write(&file, CLOSED_VENDORS).unwrap();
+    let mut server = TestServer::start_without_image(move |c| {
         c.runtimes = Some(Vec::new());
         c.secret_key = secret_key;
+        c.config_file = Some(file);
     })
-    .await
+    .await;
+    server.keep(dir);
+    server
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,47 +102,60 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
     let mut responses = String::new();
 
     // Add, with the key in the body only.
+    // Vercel at a closed loopback port: nothing here reaches a vendor.
     let add = AddRuntime {
-        name: "cloud".into(),
-        provider: "e2b".into(),
-        fields: [("public_traffic".to_owned(), json!(true))].into(),
+        name: "vercel".into(),
+        provider: "vercel".into(),
+        fields: [
+            ("team_id".to_owned(), json!("team_holm")),
+            ("project_id".to_owned(), json!("prj_holm")),
+        ]
+        .into(),
         api_key: Some(KEY_1.into()),
     };
     let info = client.add_runtime(&add).await.expect("add");
     responses += &serde_json::to_string(&info).unwrap();
-    assert_eq!(info.name, "cloud");
+    assert_eq!(info.name, "vercel");
     assert_eq!(info.place, Place::Remote);
     assert_eq!(info.state, RuntimeState::Unavailable);
-    assert!(info.reason.as_deref().unwrap().contains("no adapter for provider e2b"), "{info:?}");
+    assert!(info.reason.as_deref().unwrap().contains("cannot connect"), "{info:?}");
     assert_eq!(info.secrets, ["api_key"]);
     assert_eq!(info.key_version, Some(1));
-    assert!(info.can.pause && !info.can.stop && !info.can.browser_profile, "{:?}", info.can);
+    assert!(!info.can.pause && !info.can.stop && !info.can.browser_profile, "{:?}", info.can);
     assert!(!format!("{add:?}").contains(KEY_1), "Debug hides the key");
 
     // Listed and shown, without the key.
-    for path in ["/v1/runtimes", "/v1/runtimes/cloud"] {
+    for path in ["/v1/runtimes", "/v1/runtimes/vercel"] {
         let (status, body) = call(&server, "GET", path, None).await;
         assert_eq!(status, 200, "{body}");
-        assert!(body.contains("\"cloud\"") && body.contains("\"secrets\":[\"api_key\"]"), "{body}");
+        assert!(
+            body.contains("\"vercel\"") && body.contains("\"secrets\":[\"api_key\"]"),
+            "{body}"
+        );
         responses += &body;
     }
+
+    // The images are listed beside it (a remote runtime that does not
+    // answer has none).
+    let (status, body) = call(&server, "GET", "/v1/images", None).await;
+    assert_eq!(status, 200, "{body}");
 
     // Sealed at rest: the store's file holds no key.
     let stored = std::fs::read_dir(server.state_dir.join("runtimes"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
         .collect::<String>();
-    assert!(stored.contains("\"cloud\"") && stored.contains("c20p1:"), "{stored}");
+    assert!(stored.contains("\"vercel\"") && stored.contains("c20p2:"), "{stored}");
     no_key_in(&stored, "the store");
 
     // A box on it is refused before anything starts.
     let create = CreateBox {
-        placement: Placement { runtime: Some("cloud".into()), ..Placement::default() },
+        placement: Placement { runtime: Some("vercel".into()), ..Placement::default() },
         ..CreateBox::default()
     };
     let e = client.create_box(&create, None).await.unwrap_err().to_api_error();
-    assert_eq!(e.code, ErrorCode::Unsupported, "{e:?}");
-    assert!(e.message.contains("no adapter for provider e2b"), "{e:?}");
+    assert_eq!(e.code, ErrorCode::Unavailable, "{e:?}");
+    assert!(e.message.contains("cannot connect"), "{e:?}");
     assert!(e.request_id.is_some());
     assert!(client.list_boxes(None, None).await.unwrap().data.is_empty());
 
@@ -170,7 +195,7 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
         (json!({"name": "eng", "provider": "vercel", "api_key": "x"}), 400, "fields.team_id"),
         (json!({"name": "eng", "provider": "e2b"}), 400, "the vendor's key is needed"),
         (json!({"name": "docker", "provider": "e2b", "api_key": "x"}), 403, "is a host runtime"),
-        (json!({"name": "cloud", "provider": "e2b", "api_key": "x"}), 409, "already"),
+        (json!({"name": "vercel", "provider": "e2b", "api_key": "x"}), 409, "already"),
         (
             json!({"name": "Bad Name", "provider": "e2b", "api_key": "x"}),
             400,
@@ -195,16 +220,20 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
         fields: [("max_lifetime_secs".to_owned(), json!(86400))].into(),
         api_key: None,
     };
-    let info = client.change_runtime("cloud", &set).await.unwrap();
+    let info = client.change_runtime("vercel", &set).await.unwrap();
     assert_eq!((info.max_lifetime_secs, info.key_version), (86400, Some(1)));
-    assert_eq!(info.fields["public_traffic"], json!(true), "other fields stay");
+    assert_eq!(info.fields["team_id"], json!("team_holm"), "other fields stay");
     let rotate = ChangeRuntime { api_key: Some(KEY_2.into()), ..ChangeRuntime::default() };
-    let info = client.change_runtime("cloud", &rotate).await.unwrap();
+    let info = client.change_runtime("vercel", &rotate).await.unwrap();
     assert_eq!(info.key_version, Some(2));
     responses += &serde_json::to_string(&info).unwrap();
-    let (status, text) =
-        call(&server, "PATCH", "/v1/runtimes/cloud", Some(json!({"fields": {"lifetime_secs": 5}})))
-            .await;
+    let (status, text) = call(
+        &server,
+        "PATCH",
+        "/v1/runtimes/vercel",
+        Some(json!({"fields": {"lifetime_secs": 5}})),
+    )
+    .await;
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("fields.lifetime_secs") && text.contains("at least 60"), "{text}");
     let (status, text) =
@@ -213,27 +242,19 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
 
     // PUT adds a whole runtime, and replaces it keeping its key.
     let put = ReplaceRuntime {
-        provider: "vercel".into(),
-        fields: [
-            ("team_id".to_owned(), json!("team_1")),
-            ("project_id".to_owned(), json!("prj_1")),
-        ]
-        .into(),
+        provider: "modal".into(),
+        fields: [("token_id".to_owned(), json!("ak-holm-1"))].into(),
         api_key: Some(KEY_3.into()),
     };
-    let info = client.replace_runtime("vc", &put).await.unwrap();
-    assert_eq!((info.provider.as_str(), info.key_version), ("vercel", Some(1)));
+    let info = client.replace_runtime("modal", &put).await.unwrap();
+    assert_eq!((info.provider.as_str(), info.key_version), ("modal", Some(1)));
     let put2 = ReplaceRuntime {
-        fields: [
-            ("team_id".to_owned(), json!("team_2")),
-            ("project_id".to_owned(), json!("prj_2")),
-        ]
-        .into(),
+        fields: [("token_id".to_owned(), json!("ak-holm-2"))].into(),
         api_key: None,
         ..put.clone()
     };
-    let info = client.replace_runtime("vc", &put2).await.unwrap();
-    assert_eq!(info.fields["team_id"], json!("team_2"));
+    let info = client.replace_runtime("modal", &put2).await.unwrap();
+    assert_eq!(info.fields["token_id"], json!("ak-holm-2"));
     assert_eq!(info.key_version, Some(1), "the stored key is kept");
     responses += &serde_json::to_string(&info).unwrap();
 
@@ -241,20 +262,20 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
     // decrypted, and the runtimes say so.
     server.config.secret_key = Some(SERVER_KEY_B.into());
     server.restart().await;
-    let info = server.client.runtime("cloud").await.unwrap();
+    let info = server.client.runtime("vercel").await.unwrap();
     assert_eq!(info.state, RuntimeState::Unavailable);
     let reason = info.reason.clone().unwrap();
     assert!(reason.contains("cannot be decrypted with this server's key"), "{reason}");
     responses += &serde_json::to_string(&info).unwrap();
     // Setting the key again under the new server key mends it.
-    let info = server.client.change_runtime("cloud", &rotate).await.unwrap();
-    assert!(info.reason.unwrap().contains("no adapter"), "mended");
+    let info = server.client.change_runtime("vercel", &rotate).await.unwrap();
+    assert!(info.reason.unwrap().contains("cannot connect"), "mended");
     assert_eq!(info.key_version, Some(3));
 
     // Without a server key: a stored key cannot be read, and none is stored.
     server.config.secret_key = None;
     server.restart().await;
-    let info = server.client.runtime("cloud").await.unwrap();
+    let info = server.client.runtime("vercel").await.unwrap();
     assert!(info.reason.unwrap().contains("has no key to decrypt"), "without a server key");
     let (status, text) = call(
         &server,
@@ -271,20 +292,23 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
     responses += &text;
 
     // Remove: gone from the list and the store.
-    let removed = server.client.remove_runtime("cloud").await.unwrap();
-    assert_eq!(removed.name, "cloud");
-    let e = server.client.runtime("cloud").await.unwrap_err().to_api_error();
+    let removed = server.client.remove_runtime("vercel").await.unwrap();
+    assert_eq!(removed.name, "vercel");
+    let e = server.client.runtime("vercel").await.unwrap_err().to_api_error();
     assert_eq!(e.code, ErrorCode::UnknownRuntime);
-    assert_eq!(e.details.unwrap()["known"], json!(["vc"]));
-    server.client.remove_runtime("vc").await.unwrap();
+    assert_eq!(e.details.unwrap()["known"], json!(["modal"]));
+    server.client.remove_runtime("modal").await.unwrap();
     server.restart().await;
     assert!(server.client.runtimes().await.unwrap().is_empty());
 
     // HOLM_SERVER_SANDBOXES: a runtime named after the vendor, with its key
     // from the vendor's variable; not changed through the API.
     server.config.secret_key = Some(SERVER_KEY_A.into());
-    server.config.sandboxes = holmd::registry::env_sandboxes("e2b", &|k| {
-        (k == "E2B_API_KEY").then(|| ENV_KEY.to_owned())
+    // Its endpoint is a closed loopback port: the test reaches no vendor.
+    server.config.sandboxes = holmd::registry::env_sandboxes("e2b", &|k| match k {
+        "E2B_API_KEY" => Some(ENV_KEY.to_owned()),
+        "E2B_API_URL" | "E2B_SANDBOX_URL" => Some("http://127.0.0.1:9".to_owned()),
+        _ => None,
     })
     .unwrap();
     server.restart().await;

@@ -5,7 +5,7 @@ use std::io;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holm_proto::{ApiError, ErrorCode};
+use holm_proto::{ApiError, ErrorCode, NextStep};
 
 /// A handler error. Its body is written by the request-id middleware, which
 /// knows the request id.
@@ -20,15 +20,56 @@ impl From<ApiError> for Error {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
+        let mut err = self.0;
+        if err.hint.is_none() {
+            err = err.worded_by(rest_hint);
+        }
         let status =
-            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if status.is_server_error() && self.0.code == ErrorCode::Internal {
-            tracing::error!(message = %self.0.message, "internal error");
+            StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if status.is_server_error() && err.code == ErrorCode::Internal {
+            tracing::error!(message = %err.message, "internal error");
         }
         let mut response = status.into_response();
-        response.extensions_mut().insert(self.0);
+        response.extensions_mut().insert(err);
         response
     }
+}
+
+/// The next step of an error with typed details, in REST's terms: the
+/// routes (the CLI and MCP word the same steps as their commands and tools).
+/// An error whose maker gave a hint keeps it.
+pub fn rest_hint(step: NextStep<'_>) -> Option<String> {
+    Some(match step {
+        NextStep::ListBoxes => "GET /v1/boxes lists the boxes".to_owned(),
+        NextStep::ShowBox { box_id } => format!("GET /v1/boxes/{box_id} shows its state"),
+        NextStep::CheckBox { box_id } => {
+            format!("the box may be stopping; GET /v1/boxes/{box_id} shows its state")
+        }
+        NextStep::WaitUntilRunning { box_id } => {
+            format!("wait with GET /v1/boxes/{box_id}?wait_for=running")
+        }
+        NextStep::ResumeFirst { box_id } => {
+            format!("resume it first: POST /v1/boxes/{box_id}/resume")
+        }
+        NextStep::CreateBox => "create a new box: POST /v1/boxes".to_owned(),
+        NextStep::ClaimByCreate => {
+            "create a box (POST /v1/boxes): a matching create claims it".to_owned()
+        }
+        NextStep::CreateBoxWithBrowser => {
+            "create the box with the browser on (spec.browser, POST /v1/boxes)".to_owned()
+        }
+        NextStep::RetrySoon => {
+            "it may be starting or restarting; retry in a moment (GET /health shows it)".to_owned()
+        }
+        NextStep::ListTabs => "GET /v1/browser/tabs lists the tabs".to_owned(),
+        NextStep::ShowRuntime { runtime } => {
+            format!("GET /v1/runtimes/{runtime} says what it can do")
+        }
+        NextStep::AddRuntime => {
+            "POST /v1/runtimes adds one; GET /v1/runtimes lists them".to_owned()
+        }
+        NextStep::ChangeRuntime { runtime } => format!("PATCH /v1/runtimes/{runtime} changes it"),
+    })
 }
 
 /// Writes an error body. A 5xx `internal` error never carries detail.
@@ -90,5 +131,38 @@ impl Error {
             ApiError::new(code, format!("{path}: {what}"))
                 .with_details(serde_json::json!({ "path": path, "reason": e.to_string() })),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use holm_proto::ErrorDetails;
+
+    use super::*;
+
+    fn answered(e: ApiError) -> ApiError {
+        Error(e).into_response().extensions().get::<ApiError>().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_typed_error_is_answered_with_its_step_in_routes() {
+        let e = ApiError::new(ErrorCode::NotFound, "there is no box \"box_x\"")
+            .with_kind(ErrorDetails::NoSuchBox { box_id: "box_x".into() });
+        let got = answered(e);
+        assert_eq!(got.hint.as_deref(), Some("GET /v1/boxes lists the boxes"));
+        assert_eq!(got.details.unwrap()["box_id"], "box_x");
+        let e = ApiError::new(ErrorCode::NotFound, "there is no tab \"t\"")
+            .with_kind(ErrorDetails::NoSuchTab { tab: "t".into(), tabs: None });
+        assert_eq!(answered(e).hint.as_deref(), Some("GET /v1/browser/tabs lists the tabs"));
+    }
+
+    #[test]
+    fn a_hint_its_maker_gave_is_kept() {
+        let e = ApiError::new(ErrorCode::NotRunning, "box box_x is stopped")
+            .with_kind(ErrorDetails::NoSuchBox { box_id: "box_x".into() })
+            .with_hint("stopped by its owner");
+        assert_eq!(answered(e).hint.as_deref(), Some("stopped by its owner"));
+        let plain = ApiError::new(ErrorCode::Conflict, "x");
+        assert_eq!(answered(plain).hint, None);
     }
 }

@@ -22,12 +22,24 @@ where
     type Rejection = Error;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+        let kind = req.headers().get(axum::http::header::CONTENT_TYPE).map(crate::edge::media_type);
         let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            Error(ApiError::new(
-                holm_proto::ErrorCode::PayloadTooLarge,
-                format!("cannot read the body: {e}"),
-            ))
+            // Too large, or a body that broke off or stalled.
+            let code = if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                holm_proto::ErrorCode::PayloadTooLarge
+            } else {
+                holm_proto::ErrorCode::InvalidRequest
+            };
+            Error(ApiError::new(code, format!("cannot read the body: {e}")))
         })?;
+        // A JSON body says so: a page may send any other type without asking
+        // first. An empty body carries nothing to refuse.
+        if !bytes.is_empty() && kind.as_deref() != Some("application/json") {
+            return Err(Error(crate::edge::unsupported_media_type(&format!(
+                "a JSON body needs Content-Type: application/json, not {}",
+                kind.as_deref().unwrap_or("none")
+            ))));
+        }
         strict::from_slice(&bytes)
             .map(StrictJson)
             .map_err(|issues| Error(ApiError::invalid_fields(issues)))

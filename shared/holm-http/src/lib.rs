@@ -5,8 +5,11 @@
 //! Wire types stay in `holm-proto`; this crate only turns them into axum
 //! responses and requests.
 
+pub mod edge;
 pub mod error;
 pub mod extract;
+pub mod serve;
+pub mod viewer_token;
 
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
@@ -15,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use holm_proto::{ApiError, ErrorCode};
 use subtle::ConstantTimeEq;
 
+pub use edge::Edge;
 pub use error::Error;
 pub use extract::{StrictJson, StrictQuery};
 
@@ -81,21 +85,45 @@ pub fn random_bytes(buf: &mut [u8]) {
 /// Checks `Authorization: Bearer <secret>` in constant time. `what` names the
 /// credential in the refusal, such as "the box secret".
 pub fn check_bearer(req: &Request, secret: &[u8], what: &str) -> Result<(), Error> {
-    let given = req
-        .headers()
+    check_with(req, what, |given| bool::from(given.ct_eq(secret)))
+}
+
+/// [`check_bearer`] against the SHA-256 of the secret: a server that knows
+/// only the digest (the guest, which is never given the box secret itself)
+/// hashes what it is sent and compares the digests in constant time.
+pub fn check_bearer_digest(req: &Request, digest: &[u8; 32], what: &str) -> Result<(), Error> {
+    use sha2::Digest;
+    check_with(req, what, |given| bool::from(sha2::Sha256::digest(given).ct_eq(digest)))
+}
+
+/// The value of a request's `Authorization: Bearer`, if it has one.
+pub fn bearer(req: &Request) -> Option<&[u8]> {
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::as_bytes);
+        .map(str::as_bytes)
+}
+
+fn check_with(req: &Request, what: &str, matches: impl FnOnce(&[u8]) -> bool) -> Result<(), Error> {
+    let given = bearer(req);
+    let hint = || format!("send {what} as Authorization: Bearer <token>");
     match given {
-        Some(given) if bool::from(given.ct_eq(secret)) => Ok(()),
+        Some(given) if matches(given) => Ok(()),
         Some(_) => Err(ApiError::new(ErrorCode::Unauthorized, format!("{what} is wrong"))
-            .with_hint(format!("send {what} as Authorization: Bearer <token>"))
+            .with_hint(hint())
             .into()),
         None => Err(ApiError::new(ErrorCode::Unauthorized, format!("this route needs {what}"))
-            .with_hint(format!("send {what} as Authorization: Bearer <token>"))
+            .with_hint(hint())
             .into()),
     }
+}
+
+/// The SHA-256 of a secret, in lowercase hex: what a guest is given in
+/// place of the box secret.
+pub fn sha256_hex(secret: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Middleware body: refuses a request without the bearer secret.
@@ -110,6 +138,11 @@ pub async fn require_bearer(secret: &[u8], what: &str, req: Request, next: Next)
 /// head and a small streamed body: without this, the second write waits for
 /// the peer's delayed ACK (tens of milliseconds).
 pub fn no_delay(stream: &mut tokio::net::TcpStream) {
+    no_delay_stream(stream);
+}
+
+/// [`no_delay`] on a shared reference.
+pub fn no_delay_stream(stream: &tokio::net::TcpStream) {
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
@@ -139,7 +172,9 @@ pub fn route_not_found(method: &axum::http::Method, path: &str) -> Error {
 
 /// The answer for a route that exists, with another method.
 pub fn method_not_allowed(method: &axum::http::Method, path: &str) -> Error {
-    ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}")).into()
+    ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}"))
+        .with_hint("the Allow header names the methods this path takes")
+        .into()
 }
 
 #[cfg(test)]

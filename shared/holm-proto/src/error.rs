@@ -11,6 +11,10 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod details;
+
+pub use self::details::{BoxRequest, ErrorDetails, NextStep};
+
 /// The body of every error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
@@ -29,6 +33,8 @@ pub struct ApiError {
     #[serde(default)]
     pub hint: Option<String>,
     /// Structured facts about the error, such as the fields that were wrong.
+    /// With a `kind` (such as `no_such_box` or `box_refused`), they are that
+    /// kind's fields, and `hint` is the next step in REST's terms.
     #[serde(default)]
     pub details: Option<serde_json::Value>,
     /// The id of the request, as in the `x-request-id` header.
@@ -71,6 +77,12 @@ pub enum ErrorCode {
     NotRunning,
     /// The request body is larger than allowed.
     PayloadTooLarge,
+    /// The body's `Content-Type` is missing or not what the route takes
+    /// (`application/json` for a JSON body).
+    UnsupportedMediaType,
+    /// A limit of the server is reached, such as its most live boxes or
+    /// concurrent image builds; `details` gives the limit.
+    LimitReached,
     /// An idempotency key was reused with a different body.
     IdempotencyKeyReused,
     /// The page refused: a script threw, or a navigation failed;
@@ -84,6 +96,9 @@ pub enum ErrorCode {
     NotReady,
     /// The request took longer than allowed.
     Timeout,
+    /// A person controls the box through a takeover URL: the agent's input
+    /// waits until they hand it back.
+    HumanInControl,
     /// The box's agent could not be reached.
     GuestUnreachable,
     /// A dependency such as the container engine failed.
@@ -105,9 +120,12 @@ impl ErrorCode {
             | Self::AlreadyExists
             | Self::DirectoryNotEmpty
             | Self::Conflict
-            | Self::NotRunning => 409,
+            | Self::NotRunning
+            | Self::HumanInControl => 409,
             Self::MethodNotAllowed => 405,
             Self::PayloadTooLarge => 413,
+            Self::UnsupportedMediaType => 415,
+            Self::LimitReached => 429,
             Self::IdempotencyKeyReused | Self::PageError => 422,
             Self::Internal => 500,
             Self::GuestUnreachable => 502,
@@ -134,12 +152,15 @@ impl ErrorCode {
             Self::Conflict => "conflict",
             Self::NotRunning => "not_running",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::LimitReached => "limit_reached",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::PageError => "page_error",
             Self::UnknownRuntime => "unknown_runtime",
             Self::Unsupported => "unsupported",
             Self::NotReady => "not_ready",
             Self::Timeout => "timeout",
+            Self::HumanInControl => "human_in_control",
             Self::GuestUnreachable => "guest_unreachable",
             Self::Unavailable => "unavailable",
             Self::Internal => "internal",
@@ -223,6 +244,25 @@ impl ApiError {
     /// Wraps the error in its body.
     pub fn into_body(self) -> ErrorBody {
         ErrorBody { error: self }
+    }
+
+    /// The error as a person or a model reads it, the one text rendering
+    /// (the CLI prints it, MCP answers it): `error[code]: message`, one
+    /// line per wrong field, the hint, and the request id.
+    pub fn describe(&self) -> String {
+        let mut out = format!("error[{}]: {}", self.code, self.message);
+        let issues = self.details.as_ref().and_then(|d| d.get("issues"));
+        for issue in issues.and_then(|i| i.as_array()).into_iter().flatten() {
+            let field = |name: &str| issue.get(name).and_then(|v| v.as_str()).unwrap_or("");
+            out.push_str(&format!("\n  {}: {}", field("path"), field("problem")));
+        }
+        if let Some(hint) = &self.hint {
+            out.push_str(&format!("\nhint: {hint}"));
+        }
+        if let Some(id) = &self.request_id {
+            out.push_str(&format!("\nrequest_id: {id}"));
+        }
+        out
     }
 }
 

@@ -9,6 +9,28 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::guest::{Profile, Screen};
+use crate::viewer::{HumanControl, ScreenViewers, ViewerPolicy};
+
+wire_names!(Place { Host => "host", Remote => "remote" });
+wire_names!(Environment {
+    Container => "container",
+    Microvm => "microvm",
+    Vm => "vm",
+    Unknown => "unknown",
+});
+wire_names!(RuntimeState { Available => "available", Unavailable => "unavailable" });
+wire_names!(Ready { Browser => "browser", Desktop => "desktop" });
+wire_names!(BoxState {
+    Creating => "creating",
+    Starting => "starting",
+    Running => "running",
+    Paused => "paused",
+    Stopped => "stopped",
+    Unreachable => "unreachable",
+    Failed => "failed",
+    Removed => "removed",
+    Pooled => "pooled",
+});
 
 /// `GET /v1/health`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -201,6 +223,28 @@ pub struct BoxSpec {
     /// Only on runtimes whose `can.browser_profile`; one live box per profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// How people reach the box's viewers (default: through the server,
+    /// with a token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<ViewerPolicy>,
+    /// When the box answers `running`: `browser` (the default: once every
+    /// component, Chromium too, is up) or `desktop` (once the display and
+    /// the window manager answer; page tools answer `not_ready` with a
+    /// retry hint until Chromium is up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<Ready>,
+}
+
+/// When a new box counts as usable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Ready {
+    /// Every component answers, Chromium too.
+    #[default]
+    Browser,
+    /// The desktop answers (display, window manager, VNC); Chromium may
+    /// still be starting.
+    Desktop,
 }
 
 /// Where a box runs and for how long.
@@ -222,6 +266,10 @@ pub struct Placement {
     /// many seconds (at least 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_secs: Option<u64>,
+    /// The most processes and threads the box may have (64 to 4194304;
+    /// default: the runtime's, 4096 unless its table says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids_limit: Option<u32>,
 }
 
 /// `POST /v1/boxes`.
@@ -255,6 +303,9 @@ pub enum BoxState {
     Failed,
     /// It is gone.
     Removed,
+    /// Started and ready in a warm pool, waiting for a create that matches;
+    /// shown only with `all`, never to agents.
+    Pooled,
 }
 
 impl BoxState {
@@ -299,6 +350,14 @@ pub struct BoxInfo {
     /// The box this one was forked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<String>,
+    /// Each screen's viewer URLs (watch only, and takeover), while the box
+    /// runs; only `GET /v1/boxes/{id}` shows them. They carry credentials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub viewers: Vec<ScreenViewers>,
+    /// The person in control through a takeover URL, while one is: the
+    /// agent's input is refused until they hand it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub human_in_control: Option<HumanControl>,
     /// Set on a create (or fork) answered again for a repeated
     /// `Idempotency-Key`: nothing new was made.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -317,6 +376,10 @@ pub struct ListBoxes {
     /// Only boxes in this state.
     #[serde(default)]
     pub state: Option<BoxState>,
+    /// Also the boxes a warm pool holds (`pooled`, and those being made for
+    /// a pool), which are otherwise never listed.
+    #[serde(default)]
+    pub all: Option<bool>,
 }
 
 /// The query of `POST /v1/boxes` and `GET /v1/boxes/{id}`: wait on the server.
@@ -377,8 +440,12 @@ pub struct Trace {
     pub code: Option<String>,
     /// Milliseconds until the answer's head was sent (streams go on after).
     pub duration_ms: u64,
-    /// The request id.
+    /// The request id (empty for a control event).
     pub request_id: String,
+    /// A change of who holds control, as the box's guest saw it: the trace
+    /// then has method `CONTROL` and the screen's viewer as its path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<crate::viewer::ControlEvent>,
 }
 
 /// The query of `GET /v1/boxes/{id}/traces`.
@@ -404,6 +471,35 @@ pub struct BuildImage {
     /// Debian packages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packages: Vec<String>,
+    /// The display profile (default `x11`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<Profile>,
+}
+
+/// `POST /v1/images/prune`, also the body of `holm image prune`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PruneImages {
+    /// The runtime whose engine is pruned (default: every runtime).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Also remove unused images made for this holm version (by default
+    /// only those made for other versions go).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all: bool,
+    /// Say what would be removed, and remove nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+}
+
+/// An image `POST /v1/images/prune` removed (or would remove).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PrunedImage {
+    /// Its tag, or its id when it has none.
+    pub image: String,
+    /// The runtime whose engine held it.
+    pub runtime: String,
+    /// Its size in bytes, shared layers counted.
+    pub size: u64,
 }
 
 /// One line of an image build's NDJSON progress.
@@ -440,6 +536,9 @@ pub struct ImageInfo {
     pub apps: Vec<String>,
     /// Its packages.
     pub packages: Vec<String>,
+    /// Its display profile.
+    #[serde(default)]
+    pub display: Profile,
     /// Its size in bytes.
     pub size: u64,
     /// When it was built, in RFC 3339.
@@ -455,6 +554,9 @@ pub struct AppInfo {
     pub description: String,
     /// It comes from a third-party repository that must be reachable at build time.
     pub third_party: bool,
+    /// It needs X11: in a Wayland box it runs through Xwayland.
+    #[serde(default)]
+    pub x11: bool,
 }
 
 /// `POST /v1/boxes/{id}/bridge`.
@@ -463,6 +565,10 @@ pub struct BridgeRequest {
     /// The ticket's lifetime in seconds (default 60, 1 to 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_secs: Option<u32>,
+    /// Make a new bridge secret first: every connection opened with the old
+    /// one ends, and its tickets stop working.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rotate: bool,
 }
 
 /// How to reach a box's Chromium (DevTools) from the host: the answer of
@@ -498,5 +604,30 @@ impl std::fmt::Debug for BridgeAccess {
             .field("ticket_url", &"<hidden>")
             .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What users see of a state is the word the API writes.
+    fn shown_as_on_the_wire<T: Serialize + std::fmt::Display + Copy>(all: &[T]) {
+        for v in all {
+            assert_eq!(serde_json::to_value(v).unwrap(), serde_json::json!(v.to_string()));
+        }
+    }
+
+    #[test]
+    fn states_display_their_wire_names() {
+        shown_as_on_the_wire(BoxState::ALL);
+        shown_as_on_the_wire(RuntimeState::ALL);
+        shown_as_on_the_wire(Place::ALL);
+        shown_as_on_the_wire(Environment::ALL);
+        shown_as_on_the_wire(Ready::ALL);
+        shown_as_on_the_wire(crate::guest::ElementState::ALL);
+        shown_as_on_the_wire(crate::viewer::ReturnedBy::ALL);
+        shown_as_on_the_wire(crate::viewer::ControlEventKind::ALL);
+        assert_eq!(format!("box is {}", BoxState::Running), "box is running");
     }
 }

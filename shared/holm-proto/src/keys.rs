@@ -32,6 +32,8 @@
 
 use std::fmt;
 
+pub mod page;
+
 /// One row of the key table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyDef {
@@ -333,6 +335,9 @@ pub enum ChordProblem {
     },
     /// A part before the last is not a modifier.
     NotAModifier,
+    /// A keysym written as `0x…` that has no key a web page knows (the
+    /// page `press` action only; see [`page`]).
+    NotInPages,
 }
 
 impl fmt::Display for ChordError {
@@ -352,6 +357,11 @@ impl fmt::Display for ChordError {
                 "{:?}: {:?} is not a modifier; only the last key of a chord may be another key",
                 self.chord, self.part
             ),
+            ChordProblem::NotInPages => write!(
+                f,
+                "{:?}: {:?} is no key a web page knows; press it on the desktop instead",
+                self.chord, self.part
+            ),
         }
     }
 }
@@ -360,6 +370,11 @@ impl std::error::Error for ChordError {}
 
 /// Parses a chord such as `ctrl+shift+t`, `super`, `ctrl++` or `F5`.
 pub fn parse_chord(chord: &str) -> Result<Chord, ChordError> {
+    parse_chord_as_written(chord).map(|(c, _)| c)
+}
+
+/// [`parse_chord`], with the key part as written (`A` stays `A`).
+fn parse_chord_as_written(chord: &str) -> Result<(Chord, &str), ChordError> {
     let err = |part: &str, problem| ChordError {
         chord: chord.to_owned(),
         part: part.to_owned(),
@@ -390,7 +405,7 @@ pub fn parse_chord(chord: &str) -> Result<Chord, ChordError> {
             return Err(err(part, ChordProblem::Unknown { suggestion: suggest(part) }));
         };
         if i == last {
-            return Ok(Chord { modifiers, key: k });
+            return Ok((Chord { modifiers, key: k }, part));
         }
         if !is_modifier(k) {
             return Err(err(part, ChordProblem::NotAModifier));

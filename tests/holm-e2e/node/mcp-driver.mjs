@@ -15,7 +15,10 @@
 // read is a request and each line printed its answer:
 //   {"op":"list_tools"}                     -> {"ok":true,"result":{"tools":[...]}}
 //   {"op":"call","name":N,"arguments":{}}   -> {"ok":true,"result":CallToolResult}
+//   {"op":"call",...,"progress":true}       -> {"ok":true,"result":...,"progress":[{progress,total,message}]}
 //   {"op":"validate_schemas"}               -> {"ok":true,"result":{"errors":{...}}}
+//   {"op":"list_resources"}                 -> {"ok":true,"result":{"resources":[...]}}
+//   {"op":"read_resource","uri":U}          -> {"ok":true,"result":{"contents":[...]}}
 //   {"op":"close"}                          -> {"ok":true} and the driver exits
 // A failure answers {"ok":false,"error":{"name","message","code"}}.
 
@@ -147,12 +150,22 @@ for await (const line of lines) {
       case "call": {
         const params = { name: request.name, arguments: request.arguments ?? {} };
         const options = { timeout: request.timeout_ms ?? 120000 };
+        // With "progress": true the call asks for progress notifications (the
+        // SDK sends a progress token) and the answer carries them.
+        const progress = [];
+        if (request.progress) options.onprogress = (p) => progress.push(p);
         // The two SDKs differ only here: v1 takes a result schema second.
         const result =
           sdk === "v1" ? await client.callTool(params, undefined, options) : await client.callTool(params, options);
-        say({ ok: true, result });
+        say(request.progress ? { ok: true, result, progress } : { ok: true, result });
         break;
       }
+      case "list_resources":
+        say({ ok: true, result: await client.listResources() });
+        break;
+      case "read_resource":
+        say({ ok: true, result: await client.readResource({ uri: request.uri }) });
+        break;
       case "validate_schemas": {
         const { tools } = await client.listTools();
         say({ ok: true, result: validateSchemas(tools) });

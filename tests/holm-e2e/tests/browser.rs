@@ -15,6 +15,8 @@ use holm_proto::guest::{
     WaitRequest,
 };
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
+use holm_testkit::gate::{GATE_HEADER, Gated};
+use holm_testkit::matrix::{Engine, Target};
 use holm_testkit::{SERVE_PL, TestServer, e2e_enabled, eventually, node_clients};
 use serde_json::Value;
 
@@ -45,6 +47,24 @@ const PORT: u16 = 8000;
 
 fn origin() -> String {
     format!("http://127.0.0.1:{PORT}")
+}
+
+// The browser's own behaviours on both profiles, on Docker (the bridge and
+// a page tool run on every runtime in the shared suite, core.rs); browser
+// profiles on both engines' volumes.
+holm_testkit::suite!(
+    playwright_connects_through_the_bridge_with_the_secret_or_a_ticket_and_not_without:
+    docker [x11, wayland],
+);
+holm_testkit::suite!(each_page_tool_works_through_holmd: docker [x11, wayland]);
+holm_testkit::suite!(a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time:
+    docker [x11],
+    podman [x11],
+);
+
+/// A box of the target's profile with the browser.
+async fn desktop(client: &Client, target: Target) -> String {
+    new_box(client, BoxSpec { display: Some(target.display), ..BoxSpec::default() }).await
 }
 
 async fn new_box(client: &Client, spec: BoxSpec) -> String {
@@ -102,13 +122,11 @@ async fn playwright(endpoint: &str, headers: &Value, page_url: &str) -> (bool, V
     (out.status.success(), v)
 }
 
-#[tokio::test]
-async fn playwright_connects_through_the_bridge_with_the_secret_or_a_ticket_and_not_without() {
-    if !e2e_enabled().await {
-        return;
-    }
-    let server = TestServer::start().await;
-    let id = new_box(&server.client, BoxSpec::default()).await;
+async fn playwright_connects_through_the_bridge_with_the_secret_or_a_ticket_and_not_without(
+    target: Target,
+) {
+    let server = target.server().await;
+    let id = desktop(&server.client, target).await;
     let b = server.client.boxed(&id);
     serve(&b, &[("index.html", PAGE)]).await;
     let page_url = format!("{}/", origin());
@@ -165,12 +183,46 @@ async fn playwright_connects_through_the_bridge_with_the_secret_or_a_ticket_and_
 }
 
 #[tokio::test]
-async fn each_page_tool_works_through_holmd() {
+async fn a_box_behind_a_vendors_proxy_is_reached_with_the_endpoints_headers() {
     if !e2e_enabled().await {
         return;
     }
-    let server = TestServer::start().await;
+    // Every port of the box is behind a gate that refuses a request without
+    // its token, as E2B's proxy does without the traffic token. holmd knows
+    // only the endpoints the runtime answers.
+    let token = holm::ids::new_secret();
+    let gated = std::sync::Arc::new(Gated::new(&token));
+    let server = TestServer::start_on(gated.clone()).await;
     let id = new_box(&server.client, BoxSpec::default()).await;
+    let b = server.client.boxed(&id);
+    // Commands, files and page tools, forwarded through the gate.
+    serve(&b, &[("index.html", PAGE)]).await;
+    let page_url = format!("{}/", origin());
+    assert_eq!(b.navigate(&page_url).await.expect("navigate").title, "Holm e2e page");
+    assert_eq!(gated.refused().await, 0, "holmd sent every request with the gate's header");
+
+    // The bridge's access carries the gate's header beside the bridge's own.
+    let access = b.bridge(None).await.expect("bridge access");
+    assert_eq!(access.headers[GATE_HEADER], token);
+    assert!(access.headers["Authorization"].starts_with("Bearer "));
+    let shown = server.client.get_box(&id, None).await.unwrap();
+    assert_eq!(shown.bridge_url.as_deref(), Some(access.http_url.as_str()));
+    assert!(!serde_json::to_string(&shown).unwrap().contains(&token), "{shown:?}");
+    // Playwright with both headers: its WebSocket upgrade passes the gate.
+    let headers = serde_json::to_value(&access.headers).unwrap();
+    let (ok, v) = playwright(&access.http_url, &headers, &page_url).await;
+    assert!(ok, "{v}");
+    assert_eq!(v["out"], "clicked 1");
+    // Without the gate's header the gate refuses it, as the vendor would.
+    let auth_only = serde_json::json!({ "Authorization": access.headers["Authorization"] });
+    let (ok, v) = playwright(&access.http_url, &auth_only, &page_url).await;
+    assert!(!ok, "{v}");
+    assert!(gated.refused().await > 0);
+}
+
+async fn each_page_tool_works_through_holmd(target: Target) {
+    let server = target.server().await;
+    let id = desktop(&server.client, target).await;
     let b = server.client.boxed(&id);
     serve(&b, &[("index.html", PAGE), ("two.html", "<title>Two</title><p>second</p>")]).await;
 
@@ -274,14 +326,11 @@ async fn a_login_made_in_one_box_appears_in_another_after_save_and_load() {
     assert!(who.contains("user=alice") && who.contains("session=s3ss10n"), "{who}");
 }
 
-#[tokio::test]
-async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time() {
-    if !e2e_enabled().await {
-        return;
-    }
-    let server = TestServer::start().await;
+/// A browser profile lives on the engine's volume (Docker's, podman's).
+async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time(target: Target) {
+    let server = target.server().await;
     let profile = format!("e2e-{}", &holm::ids::new_secret()[..12]);
-    let _volume = RemoveVolume(holm::runtime::docker::profile_volume(&profile));
+    let _volume = RemoveVolume(target.engine, holm::runtime::docker::profile_volume(&profile));
     let spec = BoxSpec { profile: Some(profile.clone()), ..BoxSpec::default() };
     let first = new_box(&server.client, spec.clone()).await;
     let b = server.client.boxed(&first);
@@ -291,7 +340,7 @@ async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time() {
     // A second live box cannot take the profile.
     let e = server
         .client
-        .create_box(&CreateBox { spec: spec.clone(), ..CreateBox::default() }, Some(60))
+        .create_box(&target.request(spec.clone(), Default::default()), Some(60))
         .await
         .unwrap_err();
     assert_eq!(e.api().map(|e| e.code), Some(ErrorCode::Conflict), "{e}");
@@ -309,22 +358,22 @@ async fn a_browser_profile_survives_its_box_and_is_kept_by_one_box_at_a_time() {
     server.client.remove_box(&second).await.unwrap();
 }
 
-/// Removes a test's profile volume when the test ends, however it ends: first
-/// any container that still holds it, then the volume.
-struct RemoveVolume(String);
+/// Removes a test's profile volume from its engine when the test ends,
+/// however it ends: first any container that still holds it, then the volume.
+struct RemoveVolume(Engine, String);
 
 impl Drop for RemoveVolume {
     fn drop(&mut self) {
         use bollard::query_parameters::{
             ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptions,
         };
-        let volume = self.0.clone();
+        let (engine, volume) = (self.0, self.1.clone());
         let _ = std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return;
             };
             rt.block_on(async {
-                let Ok(docker) = bollard::Docker::connect_with_defaults() else { return };
+                let docker = engine.client();
                 let all = ListContainersOptionsBuilder::default().all(true).build();
                 for c in docker.list_containers(Some(all)).await.unwrap_or_default() {
                     let holds = c

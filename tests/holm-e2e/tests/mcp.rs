@@ -140,3 +140,119 @@ async fn mcp_without_the_token_is_refused_before_mcp() {
     let r = post(Some(&server.token)).header("host", "evil.example").send().await.unwrap();
     assert_eq!(r.status(), 403);
 }
+
+/// `launch_box` takes the display: a Wayland box is driven with the same
+/// tools, and the cursor tool answers where the agent put the pointer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn launch_box_with_display_wayland_gives_a_wayland_box() {
+    if !e2e_enabled().await {
+        return;
+    }
+    holm_testkit::ensure_image_of(holm_testkit::Profile::Wayland).await;
+    let server = TestServer::start().await;
+    let mut mcp = McpClient::connect(&http(&server, Some(&server.token)), Sdk::V2)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let launched = mcp
+        .call("launch_box", json!({"display": "wayland", "ttl_minutes": 5, "wait_secs": 300}))
+        .await;
+    assert_eq!(launched["structuredContent"]["state"], "running", "{}", text(&launched));
+    let id = launched["structuredContent"]["id"].as_str().unwrap().to_owned();
+    let info = server.client.get_box(&id, None).await.unwrap();
+    assert_eq!(info.spec.display, Some(holm_testkit::Profile::Wayland));
+    let guest = server.client.boxed(&id).info().await.unwrap();
+    assert_eq!(guest.profile, holm_testkit::Profile::Wayland);
+    let shot = mcp.call("screenshot", json!({"box_id": id})).await;
+    assert_eq!(image(&shot).0, 1280, "{}", text(&shot));
+    mcp.call("desktop", json!({"box_id": id, "actions": [{"type": "move", "x": 321, "y": 123}]}))
+        .await;
+    let cursor = mcp.call("cursor", json!({"box_id": id})).await;
+    let c = &cursor["structuredContent"];
+    assert_eq!((c["screen_x"].as_i64(), c["screen_y"].as_i64()), (Some(321), Some(123)), "{c}");
+    let r = mcp.refused("launch_box", json!({"display": "mir"})).await;
+    assert!(text(&r).contains("display"), "{}", text(&r));
+    mcp.call("remove_box", json!({"box_id": id})).await;
+    mcp.close().await;
+}
+
+/// The `box` tool changes a real box's life (pause, resume, extend, stop,
+/// start, fork), each answer the box as it is after; a change the box's
+/// state does not allow and bad arguments are refused in the one error
+/// shape, changing nothing; `launch_box` with a progress token reports the
+/// box's stages as MCP progress notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_changes_a_boxs_life_and_follows_its_launch() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let server = TestServer::start().await;
+    let mut mcp = McpClient::connect(&http(&server, Some(&server.token)), Sdk::V1)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let (launched, progress) =
+        mcp.call_with_progress("launch_box", json!({"ttl_minutes": 10, "wait_secs": 300})).await;
+    let info = &launched["structuredContent"];
+    assert_eq!(info["state"], "running", "{}", text(&launched));
+    let id = info["id"].as_str().unwrap().to_owned();
+    let messages: Vec<&str> = progress.iter().filter_map(|p| p["message"].as_str()).collect();
+    for stage in ["container", "desktop", "browser"] {
+        assert!(messages.iter().any(|m| m.contains(stage)), "{stage} in {messages:?}");
+    }
+    let steps: Vec<f64> = progress.iter().filter_map(|p| p["progress"].as_f64()).collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "progress only grows: {steps:?}");
+
+    let life = async |mcp: &mut McpClient, args: serde_json::Value| {
+        let mut all = json!({"box_id": id});
+        all.as_object_mut().unwrap().extend(args.as_object().unwrap().clone());
+        mcp.call("box", all).await["structuredContent"].clone()
+    };
+    assert_eq!(life(&mut mcp, json!({"action": "pause"})).await["state"], "paused");
+    let r = mcp.refused("exec", json!({"box_id": id, "command": "true"})).await;
+    assert!(text(&r).starts_with("error[not_running]"), "{}", text(&r));
+    // A change the state does not allow: REST's conflict, nothing changed.
+    let r = mcp.refused("box", json!({"box_id": id, "action": "stop"})).await;
+    assert!(text(&r).starts_with("error[conflict]") && text(&r).contains("resume"), "{}", text(&r));
+    let state = server.client.get_box(&id, None).await.unwrap().state;
+    assert_eq!(state, holm_proto::host::BoxState::Paused, "nothing changed");
+    assert_eq!(life(&mut mcp, json!({"action": "resume"})).await["state"], "running");
+    let before = server.client.get_box(&id, None).await.unwrap().expires_at;
+    let extended = life(&mut mcp, json!({"action": "extend", "minutes": 5})).await;
+    assert!(extended["expires_at"].as_str().unwrap() > before.as_str(), "{extended}");
+
+    // Bad arguments: refused, nothing changed.
+    let r = mcp.refused("box", json!({"box_id": id, "action": "explode"})).await;
+    assert!(text(&r).starts_with("error[invalid_request]"), "{}", text(&r));
+    let r = mcp.refused("box", json!({"box_id": id, "action": "extend"})).await;
+    assert!(text(&r).contains("minutes"), "{}", text(&r));
+    let r = mcp.refused("box", json!({"box_id": id, "action": "pause", "minutes": 3})).await;
+    assert!(text(&r).contains("minutes"), "{}", text(&r));
+    let r = mcp.refused("box", json!({"box_id": "box_doesnotexist", "action": "stop"})).await;
+    assert!(text(&r).starts_with("error[not_found]"), "{}", text(&r));
+    let state = server.client.get_box(&id, None).await.unwrap().state;
+    assert_eq!(state, holm_proto::host::BoxState::Running, "nothing changed");
+
+    // Files survive a stop and a start, and go to a fork.
+    mcp.call("write_file", json!({"box_id": id, "path": "/root/kept.txt", "content": "kept"}))
+        .await;
+    assert_eq!(life(&mut mcp, json!({"action": "stop"})).await["state"], "stopped");
+    let started = life(&mut mcp, json!({"action": "start", "wait_secs": 300})).await;
+    assert_eq!(started["state"], "running", "{started}");
+    let read = mcp.call("read_file", json!({"box_id": id, "path": "/root/kept.txt"})).await;
+    assert!(text(&read).contains("kept"), "{}", text(&read));
+    let (forked, fork_progress) = mcp
+        .call_with_progress(
+            "box",
+            json!({"box_id": id, "action": "fork", "ttl_minutes": 5, "wait_secs": 300}),
+        )
+        .await;
+    let fork = &forked["structuredContent"];
+    assert_eq!(fork["state"], "running", "{}", text(&forked));
+    assert!(!fork_progress.is_empty(), "a fork reports its progress too");
+    let fork_id = fork["id"].as_str().unwrap().to_owned();
+    assert_ne!(fork_id, id);
+    let read = mcp.call("read_file", json!({"box_id": fork_id, "path": "/root/kept.txt"})).await;
+    assert!(text(&read).contains("kept"), "{}", text(&read));
+    mcp.call("remove_box", json!({"box_id": fork_id})).await;
+    mcp.call("remove_box", json!({"box_id": id})).await;
+    mcp.close().await;
+}

@@ -8,7 +8,8 @@
 //!   file lock serialises them), with the air-gapped base made first when
 //!   `debian:bookworm-slim` is missing.
 //! - [`TestServer`]: a real holmd in the test process on a loopback port,
-//!   with a token, its own store and its own server name; on drop it removes
+//!   with a token, its own store and its own server name; on drop it looks
+//!   for its secrets in what it and its boxes wrote ([`leaks`]) and removes
 //!   every box labelled with its name.
 //! - [`services`]: real PostgreSQL and S3 servers for the store tests.
 //! - [`node_clients`]: the Node.js clients no one at holm wrote (the
@@ -18,8 +19,24 @@
 //! - [`SERVE_PL`]: a static web server for pages inside a box, so browser
 //!   tests need no outside web.
 //! - [`mcp`]: a real MCP client and the scenario every MCP transport runs.
+//! - [`gate`]: a runtime whose boxes are reached through a proxy that wants
+//!   a header, as a cloud vendor's are.
+//! - [`cloud`]: boxes at cloud vendors, against the vendors' stand-ins.
+//! - [`matrix`]: one suite, many runtimes and display profiles: a scenario
+//!   written once, a test of it per runtime and profile ([`suite!`]).
+//! - [`load`]: busy loops on every CPU, for tests that must hold on a
+//!   saturated machine.
+//! - [`workspace`]: what each crate links, from `cargo metadata`.
 
+pub mod cloud;
+pub mod desk;
+pub mod gate;
+pub mod leaks;
+pub mod load;
+pub mod matrix;
+pub mod rfb;
 pub mod services;
+pub mod workspace;
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -52,18 +69,8 @@ pub async fn e2e_enabled() -> bool {
         );
     }
     let _ = std::fs::write(target_dir().join(".holm_e2e_cookie"), b"e2e ran\n");
-    init_tracing();
+    leaks::init_tracing();
     true
-}
-
-fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holm=info,holmd=info")),
-        )
-        .with_test_writer()
-        .try_init();
 }
 
 /// The workspace's `target` directory.
@@ -97,16 +104,20 @@ impl Drop for FileLock {
     }
 }
 
-/// Makes sure the default box image exists on the local engine (making the
-/// base image first if needed) and answers its tag.
+/// Makes sure the default box image exists on the local Docker engine
+/// (making the base image first if needed) and answers its tag.
 pub async fn ensure_image() -> String {
-    let _lock = FileLock::acquire(".holm_e2e_image.lock");
-    let rt = DockerRuntime::connect("docker").expect("docker");
-    let mut progress = |p: holm::image::Progress| eprintln!("[image] {p:?}");
-    rt.make_base(&mut progress).await.expect("make the base image");
-    let request = holm::image::ImageRequest::default();
-    rt.prepare_image(&request, &mut progress).await.expect("build the box image")
+    ensure_image_of(Profile::X11).await
 }
+
+/// Makes sure the plain box image of the `display` profile exists on the
+/// local Docker engine, built once for all test processes, and answers its
+/// tag.
+pub async fn ensure_image_of(display: Profile) -> String {
+    matrix::ensure_image_on(matrix::Engine::Docker, display).await
+}
+
+pub use holm_proto::guest::Profile;
 
 /// A holmd in the test process.
 #[derive(Debug)]
@@ -123,6 +134,16 @@ pub struct TestServer {
     pub config: holmd::config::ServerConfig,
     /// The service, to look inside.
     pub service: std::sync::Arc<holmd::service::Service>,
+    /// The one runtime it offers instead of discovering them, when it was
+    /// started with [`TestServer::start_on`].
+    runtime: Option<std::sync::Arc<dyn holm::runtime::Runtime>>,
+    /// What lives as long as the server (a runtimes file's directory).
+    kept: Vec<Box<dyn std::any::Any + Send>>,
+    /// Secrets it was given that it does not keep in its records (vendor
+    /// keys), for the scan when it ends.
+    remembered: Vec<(String, String)>,
+    /// The process's log file and where this server's part of it starts.
+    log_from: Option<(PathBuf, u64)>,
     _dir: tempfile::TempDir,
     task: tokio::task::JoinHandle<()>,
 }
@@ -151,6 +172,22 @@ impl TestServer {
     pub async fn start_without_image(
         change: impl FnOnce(&mut holmd::config::ServerConfig),
     ) -> Self {
+        Self::start_inner(change, None).await
+    }
+
+    /// Starts a server whose one runtime, and so its default, is `runtime`,
+    /// after making sure the image exists.
+    pub async fn start_on(runtime: std::sync::Arc<dyn holm::runtime::Runtime>) -> Self {
+        ensure_image().await;
+        Self::start_inner(|_| {}, Some(runtime)).await
+    }
+
+    async fn start_inner(
+        change: impl FnOnce(&mut holmd::config::ServerConfig),
+        runtime: Option<std::sync::Arc<dyn holm::runtime::Runtime>>,
+    ) -> Self {
+        leaks::init_tracing();
+        let log_from = leaks::log_offset();
         let dir = tempfile::tempdir().expect("tempdir");
         let token = format!("test-token-{}", holm::ids::new_secret());
         let state_dir = dir.path().join("state");
@@ -166,50 +203,141 @@ impl TestServer {
             secret_key: None,
             secret_file: None,
             sandboxes: Vec::new(),
+            limits: holmd::service::Limits::default(),
         };
         change(&mut config);
-        let (url, service, task) = serve(&config, &token).await;
+        let (url, service, task) = serve(&config, &token, runtime.clone()).await;
         let client = Client::new(&url, Some(&token));
-        Self { client, url, token, state_dir, config, service, _dir: dir, task }
+        Self {
+            client,
+            url,
+            token,
+            state_dir,
+            config,
+            service,
+            runtime,
+            kept: Vec::new(),
+            remembered: Vec::new(),
+            log_from,
+            _dir: dir,
+            task,
+        }
+    }
+
+    /// Keeps `thing` (a directory, a stand-in) alive as long as the server.
+    pub fn keep(&mut self, thing: impl std::any::Any + Send) {
+        self.kept.push(Box::new(thing));
+    }
+
+    /// Has the scan when the server ends look for `value` too, called
+    /// `kind` in a finding: a secret the server was given but keeps only
+    /// sealed (a vendor key).
+    pub fn remember(&mut self, kind: &str, value: &str) {
+        self.remembered.push((kind.to_owned(), value.to_owned()));
+    }
+
+    /// What the scan when it ends looks for and where: its token, server
+    /// key, remembered secrets and every secret of its box records (viewer
+    /// URLs' tokens too), in its part of the process's log, its store's
+    /// files but the box records, and its boxes' container logs.
+    fn scan(&self) -> leaks::Scan {
+        let mut scan = leaks::Scan::default();
+        scan.secret("the server token", &self.token);
+        if let Some(key) = &self.config.secret_key {
+            scan.secret("the server key", key);
+        }
+        for (kind, value) in &self.remembered {
+            scan.secret(kind.as_str(), value);
+        }
+        for r in self.service.records() {
+            scan.record(&r);
+            for grant in self.service.viewers(&r.id, &self.url).unwrap_or_default() {
+                if let Some((_, token)) = grant.url.split_once("#token=") {
+                    scan.secret(format!("a viewer token of {}", r.id), token);
+                }
+            }
+        }
+        if let Some((path, from)) = &self.log_from {
+            scan.file_from(path, *from);
+        }
+        if let holmd::store::StoreConfig::Local { dir } = &self.config.storage {
+            scan.store_dir(dir);
+        }
+        scan
+    }
+
+    /// Stops this server as a crash would (its task ends; nothing is
+    /// flushed). The boxes stay; [`TestServer::start_again`] starts another.
+    pub async fn stop(&mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+    }
+
+    /// Starts a server with the same configuration, on a new port, after
+    /// [`TestServer::stop`].
+    pub async fn start_again(&mut self) {
+        let (url, service, task) = serve(&self.config, &self.token, self.runtime.clone()).await;
+        self.client = Client::new(&url, Some(&self.token));
+        self.url = url;
+        self.service = service;
+        self.task = task;
     }
 
     /// Stops this server as a crash would (its task ends; nothing is
     /// flushed) and starts another with the same configuration, on a new
     /// port. The boxes stay.
     pub async fn restart(&mut self) {
-        self.task.abort();
-        let _ = (&mut self.task).await;
-        let (url, service, task) = serve(&self.config, &self.token).await;
-        self.client = Client::new(&url, Some(&self.token));
-        self.url = url;
-        self.service = service;
-        self.task = task;
+        self.stop().await;
+        self.start_again().await;
     }
 }
 
 async fn serve(
     config: &holmd::config::ServerConfig,
     token: &str,
+    runtime: Option<std::sync::Arc<dyn holm::runtime::Runtime>>,
 ) -> (String, std::sync::Arc<holmd::service::Service>, tokio::task::JoinHandle<()>) {
-    let service = holmd::service(config).await.expect("start the service");
+    let service = match runtime {
+        None => holmd::service(config).await.expect("start the service"),
+        Some(runtime) => {
+            let name = runtime.name().to_owned();
+            let service = holmd::service::Service::from_parts(holmd::service::Parts {
+                runtimes: [(name.clone(), holmd::service::Offered::new(runtime))].into(),
+                default_runtime: name,
+                store: holmd::store::open(&config.storage).await.expect("open the store"),
+                clock: std::sync::Arc::new(holmd::clock::SystemClock),
+                server_name: config.server_name.clone(),
+                remote_setup: holmd::service::RemoteSetup::default(),
+                limits: config.limits,
+            });
+            service.recover().await.expect("take back the boxes");
+            service
+        }
+    };
     let listener = tokio::net::TcpListener::bind(config.addr).await.expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let task_token = token.to_owned();
+    let options = holmd::ServeOptions {
+        token: Some(token.to_owned()),
+        public_url: config.public_url.clone(),
+        ..holmd::ServeOptions::default()
+    };
     let task_service = std::sync::Arc::clone(&service);
     let task = tokio::spawn(async move {
-        let _ =
-            holmd::serve(listener, task_service, Some(task_token), std::future::pending()).await;
+        let _ = holmd::serve_with(listener, task_service, options, std::future::pending()).await;
     });
     (url, service, task)
 }
 
-/// Removes every container labelled with `server_name`.
+/// Removes every container labelled with `server_name`, on Docker and on
+/// podman (where its service answers).
 pub async fn remove_server_boxes(server_name: &str) {
-    let Ok(docker) = DockerRuntime::connect("docker") else { return };
-    let Ok(machines) = docker.list().await else { return };
-    for m in machines {
-        if m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(server_name) {
-            let _ = docker.remove(&m.id).await;
+    let engines = [DockerRuntime::connect("docker"), holm::runtime::podman::connect("podman")];
+    for engine in engines.into_iter().flatten() {
+        let Ok(machines) = engine.list().await else { continue };
+        for m in machines {
+            if m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(server_name) {
+                let _ = engine.remove(&m.id).await;
+            }
         }
     }
 }
@@ -217,15 +345,27 @@ pub async fn remove_server_boxes(server_name: &str) {
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();
-        // Remove every box this server made, whatever the test did.
+        // Look for its secrets in what it wrote (not when the test already
+        // failed: a second panic would abort the process).
+        let checking = !std::thread::panicking();
+        let mut scan = if checking { Some(self.scan()) } else { None };
+        // Remove every box this server made, whatever the test did, after
+        // reading their logs.
         let name = self.config.server_name.clone();
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-                return;
-            };
-            rt.block_on(remove_server_boxes(&name));
+        let scanned = std::thread::spawn(move || {
+            if let Some(scan) = &mut scan {
+                scan.container_logs(&name);
+            }
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                rt.block_on(remove_server_boxes(&name));
+            }
+            let found = scan.map(|s| s.findings()).unwrap_or_default();
+            assert!(found.is_empty(), "secrets leaked:\n{}", found.join("\n"));
         })
         .join();
+        if let Err(panic) = scanned {
+            std::panic::resume_unwind(panic);
+        }
     }
 }
 
@@ -286,4 +426,26 @@ pub async fn container_exists(box_id: &str) -> bool {
 /// later or npm is missing.
 pub fn node_clients() -> PathBuf {
     mcp::node_dir()
+}
+
+#[cfg(test)]
+mod load_tests {
+    use std::time::{Duration, Instant};
+
+    use super::load::Load;
+
+    #[test]
+    fn busy_loops_run_until_dropped_and_end_by_themselves_at_their_limit() {
+        let load = Load::start(2, Duration::from_secs(60));
+        assert_eq!(load.loops(), 2);
+        assert!(!load.ended());
+        drop(load);
+
+        let load = Load::start(1, Duration::from_millis(1));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !load.ended() {
+            assert!(Instant::now() < deadline, "a busy loop outlived its limit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }

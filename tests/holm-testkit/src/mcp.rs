@@ -173,6 +173,20 @@ impl McpClient {
         a["result"]["tools"].as_array().expect("tools").clone()
     }
 
+    /// `resources/list`.
+    pub async fn list_resources(&mut self) -> Vec<Value> {
+        let a = self.ask(json!({"op": "list_resources"})).await;
+        assert_eq!(a["ok"], true, "resources/list: {a}");
+        a["result"]["resources"].as_array().expect("resources").clone()
+    }
+
+    /// `resources/read`: the contents.
+    pub async fn read_resource(&mut self, uri: &str) -> Vec<Value> {
+        let a = self.ask(json!({"op": "read_resource", "uri": uri})).await;
+        assert_eq!(a["ok"], true, "resources/read {uri}: {a}");
+        a["result"]["contents"].as_array().expect("contents").clone()
+    }
+
     /// Compiles every tool's input schema with a strict JSON Schema 2020-12
     /// validator (ajv); answers the errors by tool.
     pub async fn schema_errors(&mut self) -> Value {
@@ -185,6 +199,21 @@ impl McpClient {
     /// `{"ok": false, "error": ...}` for a protocol error.
     pub async fn call_raw(&mut self, name: &str, arguments: Value) -> Value {
         self.ask(json!({"op": "call", "name": name, "arguments": arguments})).await
+    }
+
+    /// `tools/call` asking for progress notifications, that must succeed:
+    /// the `CallToolResult` and the notifications, in order.
+    pub async fn call_with_progress(
+        &mut self,
+        name: &str,
+        arguments: Value,
+    ) -> (Value, Vec<Value>) {
+        let request = json!({"op": "call", "name": name, "arguments": arguments, "progress": true});
+        let a = self.ask(request).await;
+        assert_eq!(a["ok"], true, "{name} {arguments}: {a}");
+        let r = a["result"].clone();
+        assert_ne!(r["isError"], true, "{name} {arguments}: {}", text(&r));
+        (r, a["progress"].as_array().cloned().unwrap_or_default())
     }
 
     /// `tools/call` that must succeed: the `CallToolResult`.
@@ -263,6 +292,7 @@ pub const TOOLS: &[&str] = &[
     "list_runtimes",
     "launch_box",
     "list_boxes",
+    "box",
     "remove_box",
     "screenshot",
     "desktop",
@@ -278,7 +308,59 @@ pub const TOOLS: &[&str] = &[
     "page_screenshot",
     "save_state",
     "load_state",
+    "view_screen",
+    "ask_for_help",
+    "wait_for_handback",
 ];
+
+/// The live screen for MCP Apps hosts: the `ui://` resource, named by
+/// `screenshot` and `desktop`, whose CSP lets it reach holmd; `view_screen`
+/// answers a URL whose stream shows the box; asking for help answers a
+/// takeover URL and a bounded wait answers that nobody came yet.
+async fn live_screen(mcp: &mut McpClient, server: &TestServer, id: &str) {
+    let tools = mcp.list_tools().await;
+    for name in ["screenshot", "desktop"] {
+        let t = tools.iter().find(|t| t["name"] == name).expect("listed");
+        assert_eq!(t["_meta"]["ui"]["resourceUri"], holm_mcp::live::LIVE_URI, "{t}");
+    }
+    let resources = mcp.list_resources().await;
+    let r = resources
+        .iter()
+        .find(|r| r["uri"] == holm_mcp::live::LIVE_URI)
+        .expect("the live screen is listed");
+    assert_eq!(r["mimeType"], holm_mcp::live::MIME);
+    let contents = mcp.read_resource(holm_mcp::live::LIVE_URI).await;
+    assert_eq!(contents[0]["mimeType"], holm_mcp::live::MIME);
+    assert!(contents[0]["text"].as_str().unwrap().contains("view_screen"), "{}", contents[0]);
+    let connect = contents[0]["_meta"]["ui"]["csp"]["connectDomains"].to_string();
+    assert!(connect.contains(&server.url), "the view may reach holmd: {connect}");
+
+    let viewed = mcp.call("view_screen", json!({"box_id": id})).await;
+    let url = viewed["structuredContent"]["url"].as_str().expect("a URL").to_owned();
+    assert!(
+        url.starts_with(&format!("{}/v1/boxes/{id}/viewer/0/view#token=", server.url)),
+        "{url}"
+    );
+    let (page, token) = url.split_once("#token=").unwrap();
+    let stream = format!("{}/rfb", page.replacen("http://", "ws://", 1));
+    let mut rfb =
+        crate::rfb::connect(&stream, Some(token)).await.expect("the live screen's stream");
+    assert_eq!((rfb.width, rfb.height), (1920, 1080));
+    rfb.frame().await;
+
+    let asked = mcp.call("ask_for_help", json!({"box_id": id, "reason": "a captcha"})).await;
+    assert_eq!(asked["structuredContent"]["state"], "waiting", "{}", text(&asked));
+    assert!(
+        asked["structuredContent"]["takeover_url"]
+            .as_str()
+            .unwrap()
+            .contains("/viewer/0/takeover#token=")
+    );
+    let waited = mcp.call("wait_for_handback", json!({"box_id": id, "wait_secs": 1})).await;
+    assert_eq!(waited["structuredContent"]["state"], "waiting", "{}", text(&waited));
+    let bad = mcp.refused("ask_for_help", json!({"box_id": id, "reason": ""})).await;
+    assert!(text(&bad).contains("reason"), "{}", text(&bad));
+}
 
 /// Checks the tool list: the names, and that no tool adds a runtime or
 /// speaks of a secret.
@@ -379,6 +461,8 @@ pub async fn drive_a_box(mcp: &mut McpClient, server: &TestServer) {
         line.contains(&format!("image {iw}x{ih} pixels of a 1920x1080 screen, scale {scale}")),
         "{line}"
     );
+
+    live_screen(mcp, server, &id).await;
 
     // A terminal that writes what it is typed into a file.
     let started = mcp

@@ -15,11 +15,9 @@
 //!   [`StorageState`].
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post, put};
 use holm_proto::guest::{
     BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult, FillRequest,
     LoadStateResult, NavigateRequest, OpenTab, Page, PageContent, PageImageFormat, PageResult,
@@ -27,29 +25,34 @@ use holm_proto::guest::{
     TypeRequest, WaitRequest, headers as h,
 };
 
+use holm_proto::contract::Method::{Delete, Get, Post, Put};
+
 use super::AppState;
 use super::error::Error;
 use super::extract::{StrictJson, StrictQuery};
+use super::table::Routes;
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/bridge", get(bridge_status))
-        .route("/v1/bridge/secret", put(set_secret))
-        .route("/v1/bridge/tickets", post(ticket))
-        .route("/v1/browser/tabs", get(tabs).post(open))
-        .route("/v1/browser/tabs/{tab}", delete(close))
-        .route("/v1/browser/tabs/{tab}/activate", post(activate))
-        .route("/v1/browser/navigate", post(navigate))
-        .route("/v1/browser/click", post(click))
-        .route("/v1/browser/type", post(type_text))
-        .route("/v1/browser/fill", post(fill))
-        .route("/v1/browser/press", post(press))
-        .route("/v1/browser/wait", post(wait))
-        .route("/v1/browser/evaluate", post(evaluate))
-        .route("/v1/browser/screenshot", get(screenshot))
-        .route("/v1/browser/text", get(text))
-        .route("/v1/browser/html", get(html))
-        .route("/v1/browser/state", get(save_state).post(load_state))
+pub(super) fn routes() -> Routes {
+    Routes::default()
+        .on(Get, "/v1/bridge", bridge_status)
+        .on(Put, "/v1/bridge/secret", set_secret)
+        .on(Post, "/v1/bridge/tickets", ticket)
+        .on(Get, "/v1/browser/tabs", tabs)
+        .on(Post, "/v1/browser/tabs", open)
+        .on(Delete, "/v1/browser/tabs/{tab}", close)
+        .on(Post, "/v1/browser/tabs/{tab}/activate", activate)
+        .on(Post, "/v1/browser/navigate", navigate)
+        .on(Post, "/v1/browser/click", click)
+        .on(Post, "/v1/browser/type", type_text)
+        .on(Post, "/v1/browser/fill", fill)
+        .on(Post, "/v1/browser/press", press)
+        .on(Post, "/v1/browser/wait", wait)
+        .on(Post, "/v1/browser/evaluate", evaluate)
+        .on(Get, "/v1/browser/screenshot", screenshot)
+        .on(Get, "/v1/browser/text", text)
+        .on(Get, "/v1/browser/html", html)
+        .on(Get, "/v1/browser/state", save_state)
+        .on(Post, "/v1/browser/state", load_state)
 }
 
 async fn bridge_status(State(state): State<AppState>) -> Json<BridgeStatus> {
@@ -60,7 +63,7 @@ async fn set_secret(
     State(state): State<AppState>,
     StrictJson(body): StrictJson<BridgeSecret>,
 ) -> Result<StatusCode, Error> {
-    state.bridge.set_secret(&body.secret)?;
+    state.bridge.set_secret(body.secret.expose())?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -4,12 +4,10 @@
 use std::convert::Infallible;
 
 use axum::Json;
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Extension, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use holm_proto::ApiError;
@@ -17,13 +15,16 @@ use holm_proto::guest::{CommandEvent, CommandRequest, CommandResult};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
+use holm_proto::contract::Method::Post;
+
 use super::error::Error;
 use super::extract::StrictJson;
+use super::table::Routes;
 use super::{AppState, RequestId};
 use crate::exec;
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new().route("/v1/commands/run", post(run)).route("/v1/commands/stream", post(stream))
+pub(super) fn routes() -> Routes {
+    Routes::default().on(Post, "/v1/commands/run", run).on(Post, "/v1/commands/stream", stream)
 }
 
 async fn run(

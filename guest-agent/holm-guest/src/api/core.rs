@@ -1,19 +1,24 @@
 //! Health and info.
 
 use axum::Json;
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use holm_proto::guest::{Health, Info, PROTO_VERSION, Page, Screen};
 
-use super::AppState;
+use holm_proto::contract::Method::Get;
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new().route("/v1/info", get(info)).route("/v1/screens", get(screens))
+use super::AppState;
+use super::table::Routes;
+
+pub(super) fn routes() -> Routes {
+    Routes::default().on(Get, "/health", health).on(Get, "/v1/info", info).on(
+        Get,
+        "/v1/screens",
+        screens,
+    )
 }
 
 /// `GET /health`: the state of each component, without a credential.
-pub(super) async fn health(State(state): State<AppState>) -> Json<Health> {
+async fn health(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
         status: state.supervisor.health(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -30,7 +35,7 @@ async fn info(State(state): State<AppState>) -> Json<Info> {
         proto: PROTO_VERSION,
         profile: state.config.profile,
         screens: screen_list(&state),
-        capabilities: crate::CAPABILITIES.iter().map(|s| (*s).to_owned()).collect(),
+        capabilities: crate::capabilities(state.config.profile),
     })
 }
 
@@ -50,7 +55,7 @@ pub(super) fn screen_list(state: &AppState) -> Vec<Screen> {
                 index,
                 width: size.width,
                 height: size.height,
-                display: state.config.display(index),
+                display: state.config.screen_name(index),
                 ready: state.supervisor.display_ready(index),
             }
         })

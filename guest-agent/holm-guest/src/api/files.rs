@@ -4,12 +4,10 @@
 use std::path::PathBuf;
 
 use axum::Json;
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use holm_proto::guest::{
     FileInfo, FileStat, ListQuery, MkdirRequest, Page, PathQuery, RemoveRequest, RenameRequest,
     WriteQuery,
@@ -17,20 +15,24 @@ use holm_proto::guest::{
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
 
+use holm_proto::contract::Method::{Get, Post, Put};
+
 use super::AppState;
 use super::error::Error;
 use super::extract::{StrictJson, StrictQuery};
+use super::table::Routes;
 use crate::files;
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new()
+pub(super) fn routes() -> Routes {
+    Routes::default()
+        .on(Get, "/v1/files/content", read)
         // Uploads are streamed to disk, so no body limit applies to them.
-        .route("/v1/files/content", get(read).put(write).layer(DefaultBodyLimit::disable()))
-        .route("/v1/files/list", get(list))
-        .route("/v1/files/stat", get(stat))
-        .route("/v1/files/mkdir", post(mkdir))
-        .route("/v1/files/remove", post(remove))
-        .route("/v1/files/rename", post(rename))
+        .on_with(Put, "/v1/files/content", write, |m| m.layer(DefaultBodyLimit::disable()))
+        .on(Get, "/v1/files/list", list)
+        .on(Get, "/v1/files/stat", stat)
+        .on(Post, "/v1/files/mkdir", mkdir)
+        .on(Post, "/v1/files/remove", remove)
+        .on(Post, "/v1/files/rename", rename)
 }
 
 /// Checks the one path of a request.

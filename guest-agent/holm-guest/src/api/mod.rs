@@ -1,26 +1,41 @@
 //! The guest's HTTP API.
 //!
 //! [`app`] builds the router; tests drive it over a real socket. Every route
-//! but `GET /health` is behind the bearer check. The Chromium bridge on port
+//! but `GET /health` and `GET /v1/openapi.json` is behind the bearer check:
+//! the box secret, or an agent credential ([`agent`]) on any route but
+//! those that manage credentials. The Chromium bridge on port
 //! 9223 is a server of its own ([`crate::bridge`]); its credentials are set
 //! here. Every response carries
 //! `x-request-id`, and every error has the one shape of [`holm_proto::error`].
 
+pub mod agent;
 mod browser;
 mod commands;
 mod core;
+mod desk;
 pub mod error;
 pub mod extract;
 mod files;
 mod processes;
 mod screens;
+mod table;
+mod terminal;
+pub mod viewers;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
 use axum::extract::Request;
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
+use axum::response::IntoResponse;
+
+use holm_proto::agent::AgentRequest;
+use holm_proto::contract::Method::{Delete, Get, Post, Put};
+
+use self::extract::StrictJson;
+use self::table::Routes;
 
 use crate::config::Config;
 use crate::supervisor::Supervisor;
@@ -38,42 +53,141 @@ pub struct AppState {
     pub started: Instant,
     /// Commands and background processes.
     pub processes: Arc<crate::exec::Processes>,
-    /// The X connections of the screens.
-    pub x11: Arc<crate::x11::X11>,
+    /// The desktop: the X11 or the Wayland backend.
+    pub desktop: Arc<dyn crate::display::Desktop>,
     /// The Chromium bridge's credentials.
     pub bridge: Arc<crate::bridge::Bridge>,
     /// Screen 0's browser, for the page tools.
     pub browser: Arc<crate::browser::Browser>,
+    /// The viewers and the handoff between agent and person.
+    pub viewers: Arc<crate::viewer::Viewers>,
 }
 
 pub use holm_http::RequestId;
 
 /// Builds the whole router.
 pub fn app(state: AppState) -> Router {
-    let secret: Arc<[u8]> = state.config.secret.as_bytes().into();
-    Router::new()
-        .route("/health", axum::routing::get(core::health))
+    let secret = Arc::new(BoxSecret::new(state.config.secret_sha256));
+    let setter = Arc::clone(&secret);
+    let agent = Arc::new(agent::AgentTokens::default());
+    let (router, _) = routes(setter, Arc::clone(&agent)).into_parts();
+    router
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), viewers::refuse_while_person))
+        .with_state(state)
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            let digest = secret.current();
+            let agent = Arc::clone(&agent);
+            async move {
+                // Only the health check and the API's description answer
+                // without a credential; an unknown route is refused like a
+                // known one.
+                let path = req.uri().path();
+                if path == "/health" || path == "/v1/openapi.json" {
+                    return next.run(req).await;
+                }
+                let Err(e) = holm_http::check_bearer_digest(&req, &digest, "the box secret") else {
+                    return next.run(req).await;
+                };
+                let given = holm_http::bearer(&req).unwrap_or_default();
+                if !given.starts_with(holm_proto::agent::AGENT_TOKEN_PREFIX.as_bytes()) {
+                    return e.into_response();
+                }
+                match agent.check(given) {
+                    agent::Check::Valid if agent::is_credential_route(path) => {
+                        Error::from(agent::credential_route_refused(path)).into_response()
+                    }
+                    agent::Check::Valid => next.run(req).await,
+                    agent::Check::Unknown => {
+                        Error::from(agent::unknown_credential()).into_response()
+                    }
+                }
+            }
+        }))
+        .layer(middleware::from_fn(holm_http::request_id))
+}
+
+/// The routes that manage credentials: the box secret and agent
+/// credentials (the bridge's and the viewers' are with their routes). An
+/// agent credential calls none of them.
+fn credential_routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
+    let (issuer, revoker) = (Arc::clone(&agent), agent);
+    let set_secret = move |StrictJson(body): StrictJson<holm_proto::guest::BoxSecret>| {
+        let setter = Arc::clone(&setter);
+        async move { setter.set(body.secret.expose()).map(|()| StatusCode::NO_CONTENT) }
+    };
+    let issue = move |StrictJson(body): StrictJson<AgentRequest>| {
+        let issuer = Arc::clone(&issuer);
+        async move { issuer.issue(&body).map(axum::Json).map_err(Error::from) }
+    };
+    let revoke = move || {
+        let revoker = Arc::clone(&revoker);
+        async move {
+            revoker.revoke_all();
+            StatusCode::NO_CONTENT
+        }
+    };
+    Routes::default().on(Put, "/v1/secret", set_secret).on(Post, "/v1/agent/tokens", issue).on(
+        Delete,
+        "/v1/agent/tokens",
+        revoke,
+    )
+}
+
+/// Every route, each as [`holm_proto::contract::GUEST_ROUTES`] declares
+/// it; `/v1/openapi.json` answers the document made from that table.
+fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
+    let document = Arc::new(openapi());
+    credential_routes(setter, agent)
+        .on(Get, "/v1/openapi.json", move || {
+            let document = Arc::clone(&document);
+            async move { axum::Json((*document).clone()) }
+        })
         .merge(core::routes())
         .merge(commands::routes())
         .merge(processes::routes())
         .merge(files::routes())
         .merge(screens::routes())
         .merge(browser::routes())
-        .fallback(route_not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            let secret = Arc::clone(&secret);
-            async move {
-                // Only the health check answers without the secret; an
-                // unknown route is refused like a known one.
-                if req.uri().path() == "/health" {
-                    return next.run(req).await;
-                }
-                holm_http::require_bearer(&secret, "the box secret", req, next).await
-            }
-        }))
-        .layer(middleware::from_fn(holm_http::request_id))
+        .on(Get, "/v1/terminal", terminal::open)
+        .merge(viewers::routes())
+        .merge(desk::routes())
+}
+
+/// The guest's OpenAPI 3.1 document: every route of the contract.
+pub fn openapi() -> serde_json::Value {
+    holm_proto::contract::guest_openapi(env!("CARGO_PKG_VERSION"))
+}
+
+/// The digest of the box secret, which `PUT /v1/secret` replaces: a request
+/// is checked against the secret current when it arrived. The guest keeps
+/// only the SHA-256 of a secret it is sent, never the secret itself.
+struct BoxSecret(std::sync::RwLock<[u8; 32]>);
+
+impl std::fmt::Debug for BoxSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BoxSecret(<hidden>)")
+    }
+}
+
+impl BoxSecret {
+    fn new(digest: [u8; 32]) -> Self {
+        Self(std::sync::RwLock::new(digest))
+    }
+
+    fn current(&self) -> [u8; 32] {
+        *self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self, secret: &str) -> Result<(), Error> {
+        use sha2::Digest;
+        crate::bridge::check_secret(secret)?;
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) =
+            sha2::Sha256::digest(secret.as_bytes()).into();
+        tracing::info!("the box has a new secret; the old one is refused from now on");
+        Ok(())
+    }
 }
 
 async fn route_not_found(req: Request) -> Error {
@@ -82,4 +196,51 @@ async fn route_not_found(req: Request) -> Error {
 
 async fn method_not_allowed(req: Request) -> Error {
     holm_http::method_not_allowed(req.method(), req.uri().path())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use holm_proto::contract::GUEST_ROUTES;
+
+    use super::*;
+
+    fn served() -> Vec<&'static holm_proto::contract::GuestRoute> {
+        let secret = Arc::new(BoxSecret::new([0; 32]));
+        let (_, served) = routes(secret, Arc::default()).into_parts();
+        served
+    }
+
+    #[test]
+    fn the_guest_serves_exactly_the_contract() {
+        let served: BTreeSet<_> = served().iter().map(|r| (r.method, r.path)).collect();
+        let declared: BTreeSet<_> = GUEST_ROUTES.iter().map(|r| (r.method, r.path)).collect();
+        let missing: Vec<_> = declared.difference(&served).collect();
+        assert!(missing.is_empty(), "declared but not served: {missing:?}");
+        assert_eq!(served.len(), declared.len());
+    }
+
+    #[test]
+    fn the_credential_routes_are_tagged_and_only_the_health_and_the_document_are_public() {
+        for r in served() {
+            // What an agent credential cannot call is what the document
+            // says it cannot.
+            assert_eq!(
+                r.op.tag == "credentials",
+                agent::is_credential_route(r.path),
+                "{} {}",
+                r.method,
+                r.path
+            );
+        }
+        let public: BTreeSet<&str> =
+            served().iter().filter(|r| r.op.public).map(|r| r.path).collect();
+        assert_eq!(public, BTreeSet::from(["/v1/openapi.json", "/health"]));
+        let doc = openapi();
+        assert_eq!(doc["info"]["title"], "holm-guest");
+        for path in ["/v1/agent/tokens", "/v1/terminal", "/v1/files/content", "/v1/viewers/help"] {
+            assert!(doc["paths"][path].is_object(), "{path}");
+        }
+    }
 }

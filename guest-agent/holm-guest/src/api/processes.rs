@@ -3,33 +3,38 @@
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use holm_proto::guest::{
     OutputQuery, Page, ProcessInfo, ProcessListQuery, ProcessStart, SignalName, SignalRequest,
     StdinQuery,
 };
 use holm_proto::{ApiError, Issue};
 
+use holm_proto::contract::Method::{Delete, Get, Post};
+
 use super::AppState;
 use super::commands::ndjson;
 use super::error::Error;
 use super::extract::{StrictJson, StrictQuery};
+use super::table::Routes;
 use crate::exec::processes::MAX_WAIT_MS;
 use crate::proc;
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/processes", post(start).get(list))
-        .route("/v1/processes/{id}", get(one).delete(remove))
-        .route("/v1/processes/{id}/output", get(output))
+pub(super) fn routes() -> Routes {
+    Routes::default()
+        .on(Post, "/v1/processes", start)
+        .on(Get, "/v1/processes", list)
+        .on(Get, "/v1/processes/{process}", one)
+        .on(Delete, "/v1/processes/{process}", remove)
+        .on(Get, "/v1/processes/{process}/output", output)
         // Standard input is streamed into the pipe, so it needs no size limit.
-        .route("/v1/processes/{id}/stdin", post(stdin).layer(DefaultBodyLimit::disable()))
-        .route("/v1/processes/{id}/signal", post(signal))
+        .on_with(Post, "/v1/processes/{process}/stdin", stdin, |m| {
+            m.layer(DefaultBodyLimit::disable())
+        })
+        .on(Post, "/v1/processes/{process}/signal", signal)
 }
 
 async fn start(

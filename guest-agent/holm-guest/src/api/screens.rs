@@ -18,80 +18,83 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use holm_proto::guest::{
     CursorPosition, InputRequest, InputResult, Point, Screen, ScreenshotOptions, headers as h,
 };
-use holm_proto::{ApiError, ErrorCode, Issue};
+use holm_proto::{ApiError, ErrorCode, ErrorDetails, Issue};
+
+use holm_proto::contract::Method::{Get, Post};
 
 use super::AppState;
 use super::error::Error;
 use super::extract::{StrictJson, StrictQuery};
+use super::table::Routes;
+use crate::display::{Desktop, DisplayError};
 use crate::image::{self, Plan};
-use crate::x11::{ScreenConn, X11, XError, capture};
 
 /// How long a request waits for a screen's X server to come up.
 const READY_WAIT: Duration = Duration::from_secs(5);
 
-pub(super) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/screens/{screen}", get(screen))
-        .route("/v1/screens/{screen}/cursor", get(cursor))
-        .route("/v1/screens/{screen}/screenshot", get(screenshot))
-        .route("/v1/screens/{screen}/input", post(input))
+pub(super) fn routes() -> Routes {
+    Routes::default()
+        .on(Get, "/v1/screens/{screen}", screen)
+        .on(Get, "/v1/screens/{screen}/cursor", cursor)
+        .on(Get, "/v1/screens/{screen}/screenshot", screenshot)
+        .on(Post, "/v1/screens/{screen}/input", input)
 }
 
 /// What can go wrong in the blocking part of a request.
 enum Fail {
-    X(u8, XError),
+    X(u8, DisplayError),
     Invalid(Vec<Issue>),
     Encode(String),
-    Stopped { screen: u8, performed: usize, error: XError },
+    Stopped { screen: u8, performed: usize, error: DisplayError },
     Join(String),
 }
 
-impl From<Fail> for Error {
-    fn from(f: Fail) -> Self {
-        match f {
-            Fail::X(screen, e) => x_error(screen, e, None),
-            Fail::Invalid(issues) => Error(ApiError::invalid_fields(issues)),
-            Fail::Encode(e) => Error::internal(e),
-            Fail::Stopped { screen, performed, error } => x_error(screen, error, Some(performed)),
-            Fail::Join(e) => Error::internal(e),
+impl Fail {
+    fn into_error(self, server: &str) -> Error {
+        match self {
+            Self::X(screen, e) => x_error(server, screen, e, None),
+            Self::Invalid(issues) => Error(ApiError::invalid_fields(issues)),
+            Self::Encode(e) => Error::internal(e),
+            Self::Stopped { screen, performed, error } => {
+                x_error(server, screen, error, Some(performed))
+            }
+            Self::Join(e) => Error::internal(e),
         }
     }
 }
 
-fn x_error(screen: u8, e: XError, performed: Option<usize>) -> Error {
+fn x_error(server: &str, screen: u8, e: DisplayError, performed: Option<usize>) -> Error {
     let details = performed.map(|n| serde_json::json!({ "screen": screen, "performed": n }));
     let with = |err: ApiError| match &details {
         Some(d) => err.with_details(d.clone()),
         None => err.with_details(serde_json::json!({ "screen": screen })),
     };
     match e {
-        XError::Gone(why) => {
-            tracing::info!(screen, why, "X server not answering");
+        DisplayError::Gone(why) => {
+            tracing::info!(screen, why, "{server} not answering");
             let ran = performed.map(|n| format!("; {n} actions ran")).unwrap_or_default();
-            Error(with(
+            Error(
                 ApiError::new(
                     ErrorCode::NotReady,
-                    format!("the X server of screen {screen} is not answering{ran}"),
+                    format!("the {server} of screen {screen} is not answering{ran}"),
                 )
-                .with_hint("it is being restarted; try again shortly (GET /health shows it)"),
-            ))
+                .with_kind(ErrorDetails::ScreenStarting { screen, performed }),
+            )
         }
-        XError::Unsupported(why) => Error(with(ApiError::new(ErrorCode::Unsupported, why))),
-        XError::Failed(why) => Error::internal(format!("screen {screen}: {why}")),
+        DisplayError::Unsupported(why) => Error(with(ApiError::new(ErrorCode::Unsupported, why))),
+        DisplayError::Failed(why) => Error::internal(format!("screen {screen}: {why}")),
     }
 }
 
 /// Parses `{screen}` and waits briefly for its X server.
 async fn ready(state: &AppState, raw: &str) -> Result<u8, Error> {
-    let count = state.x11.len();
+    let count = state.desktop.len();
     let index = raw.parse::<u8>().ok().filter(|i| usize::from(*i) < count);
     let Some(index) = index else {
         let list: Vec<usize> = (0..count).collect();
@@ -110,30 +113,25 @@ async fn ready(state: &AppState, raw: &str) -> Result<u8, Error> {
         return Err(Error(
             ApiError::new(
                 ErrorCode::NotReady,
-                format!("the X server of screen {index} is not up yet"),
+                format!("the {} of screen {index} is not up yet", state.desktop.server_name()),
             )
-            .with_hint("try again shortly; GET /health shows the components")
-            .with_details(serde_json::json!({ "screen": index })),
+            .with_kind(ErrorDetails::ScreenStarting { screen: index, performed: None }),
         ));
     }
     Ok(index)
 }
 
-/// Runs blocking X work for screen `index` on the blocking pool.
+/// Runs blocking display work for screen `index` on the blocking pool.
 async fn blocking<T: Send + 'static>(
-    x11: &Arc<X11>,
-    index: u8,
-    f: impl FnOnce(&ScreenConn) -> Result<T, Fail> + Send + 'static,
+    desktop: &Arc<dyn Desktop>,
+    f: impl FnOnce(&dyn Desktop) -> Result<T, Fail> + Send + 'static,
 ) -> Result<T, Error> {
-    let x11 = Arc::clone(x11);
-    let joined = tokio::task::spawn_blocking(move || match x11.screen(index) {
-        Some(screen) => f(screen),
-        None => Err(Fail::Join(format!("screen {index} vanished"))),
-    })
-    .await;
+    let desktop = Arc::clone(desktop);
+    let server = desktop.server_name();
+    let joined = tokio::task::spawn_blocking(move || f(desktop.as_ref())).await;
     match joined {
-        Ok(r) => r.map_err(Error::from),
-        Err(e) => Err(Error::from(Fail::Join(format!("blocking task: {e}")))),
+        Ok(r) => r.map_err(|f| f.into_error(server)),
+        Err(e) => Err(Fail::Join(format!("blocking task: {e}")).into_error(server)),
     }
 }
 
@@ -141,7 +139,7 @@ async fn screen(
     State(state): State<AppState>,
     Path(raw): Path<String>,
 ) -> Result<Json<Screen>, Error> {
-    let count = state.x11.len();
+    let count = state.desktop.len();
     let index = raw.parse::<u8>().ok().filter(|i| usize::from(*i) < count);
     // Not ready is an answer here (`ready: false`), not an error.
     let index = match index {
@@ -154,7 +152,7 @@ async fn screen(
         .ok_or_else(|| Error::internal("screen list is short"))?;
     if info.ready {
         let size =
-            blocking(&state.x11, index, move |s| s.size().map_err(|e| Fail::X(index, e))).await;
+            blocking(&state.desktop, move |d| d.size(index).map_err(|e| Fail::X(index, e))).await;
         if let Ok((w, h)) = size {
             info.width = w;
             info.height = h;
@@ -169,7 +167,7 @@ async fn cursor(
 ) -> Result<Json<CursorPosition>, Error> {
     let index = ready(&state, &raw).await?;
     let (x, y) =
-        blocking(&state.x11, index, move |s| s.pointer().map_err(|e| Fail::X(index, e))).await?;
+        blocking(&state.desktop, move |d| d.pointer(index).map_err(|e| Fail::X(index, e))).await?;
     Ok(Json(CursorPosition { screen: index, x, y }))
 }
 
@@ -177,7 +175,7 @@ async fn cursor(
 struct Shot {
     plan: Plan,
     tag: u64,
-    pointer: (i32, i32),
+    pointer: Option<(i32, i32)>,
     /// `None` when `If-None-Match` matched.
     body: Option<Vec<u8>>,
 }
@@ -185,14 +183,13 @@ struct Shot {
 /// Captures, draws the pointer when asked, tags, and encodes unless the tag
 /// matches `if_none_match`.
 fn shoot(
-    screen: &ScreenConn,
+    desktop: &dyn Desktop,
     index: u8,
     plan: Plan,
     if_none_match: Option<&str>,
 ) -> Result<Shot, Fail> {
-    let captured = screen
-        .with(true, |c| capture::capture(c, plan.region, plan.cursor))
-        .map_err(|e| Fail::X(index, e))?;
+    let captured =
+        desktop.capture(index, plan.region, plan.cursor).map_err(|e| Fail::X(index, e))?;
     let mut frame = captured.frame;
     if let Some(cursor) = &captured.cursor {
         image::draw_cursor(&mut frame, (plan.region.x, plan.region.y), cursor);
@@ -216,7 +213,9 @@ fn shot_response(shot: Shot, settled: Option<bool>) -> Response {
     put(h::HEIGHT, shot.plan.out_height.to_string());
     put(h::SCALE, image::format_scale(shot.plan.scale));
     put(h::REGION, shot.plan.region.to_string());
-    put(h::CURSOR, format!("{},{}", shot.pointer.0, shot.pointer.1));
+    if let Some((x, y)) = shot.pointer {
+        put(h::CURSOR, format!("{x},{y}"));
+    }
     if let Some(s) = settled {
         put(h::SETTLED, s.to_string());
     }
@@ -241,10 +240,10 @@ async fn screenshot(
     let index = ready(&state, &raw).await?;
     let inm =
         request_headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let shot = blocking(&state.x11, index, move |s| {
-        let (w, h) = s.size().map_err(|e| Fail::X(index, e))?;
+    let shot = blocking(&state.desktop, move |d| {
+        let (w, h) = d.size(index).map_err(|e| Fail::X(index, e))?;
         let plan = image::plan(&opts, w, h, "").map_err(Fail::Invalid)?;
-        shoot(s, index, plan, inm.as_deref())
+        shoot(d, index, plan, inm.as_deref())
     })
     .await?;
     Ok(shot_response(shot, None))
@@ -256,10 +255,10 @@ async fn input(
     StrictJson(req): StrictJson<InputRequest>,
 ) -> Result<Response, Error> {
     let index = ready(&state, &raw).await?;
-    let outcome = blocking(&state.x11, index, move |s| {
+    let outcome = blocking(&state.desktop, move |d| {
         // One request's actions at a time on a screen.
-        let _turn = s.input_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (w, h) = s.size().map_err(|e| Fail::X(index, e))?;
+        let _turn = d.input_turn(index);
+        let (w, h) = d.size(index).map_err(|e| Fail::X(index, e))?;
         // Everything is checked before anything is done.
         let checked = crate::input::check(&req, w, h);
         let plan = req.screenshot.as_ref().map(|o| image::plan(o, w, h, "screenshot."));
@@ -271,27 +270,33 @@ async fn input(
                 return Err(Fail::Invalid(issues));
             }
         };
-        crate::x11::input::run(s, &checked.ops).map_err(|stop| Fail::Stopped {
+        d.run(index, &checked.ops).map_err(|stop| Fail::Stopped {
             screen: index,
             performed: stop.performed,
             error: stop.error,
         })?;
         let performed = checked.ops.len();
         let settled = match checked.settle {
-            Some(settle) => {
-                Some(crate::x11::input::settle(s, settle).map_err(|e| Fail::Stopped {
-                    screen: index,
-                    performed,
-                    error: e,
-                })?)
-            }
+            Some(settle) => Some(d.settle(index, settle).map_err(|e| Fail::Stopped {
+                screen: index,
+                performed,
+                error: e,
+            })?),
             None => None,
         };
         match plan {
-            Some(plan) => Ok(Err((shoot(s, index, plan, None)?, settled))),
+            Some(plan) => Ok(Err((shoot(d, index, plan, None)?, settled))),
             None => {
-                let (x, y) = s.pointer().map_err(|e| Fail::X(index, e))?;
-                Ok(Ok(InputResult { performed, cursor: Point { x, y }, settled }))
+                // Where the pointer is, when the display server can say.
+                // After a settle a person may have moved it meanwhile.
+                let cursor =
+                    if settled.is_some() { d.pointer(index) } else { d.pointer_after_input(index) };
+                let cursor = match cursor {
+                    Ok((x, y)) => Some(Point { x, y }),
+                    Err(DisplayError::Unsupported(_)) => None,
+                    Err(e) => return Err(Fail::X(index, e)),
+                };
+                Ok(Ok(InputResult { performed, cursor, settled }))
             }
         }
     })

@@ -17,6 +17,7 @@
 pub mod decode;
 pub mod log;
 pub mod processes;
+pub mod terminal;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -86,12 +87,37 @@ impl BaseEnv {
             ("USER".to_owned(), user.clone()),
             ("LOGNAME".to_owned(), user),
             ("SHELL".to_owned(), "/bin/bash".to_owned()),
-            ("DISPLAY".to_owned(), config.display(0)),
         ];
+        vars.extend(desktop_env(config));
         if let Some(tz) = from_guest("TZ") {
             vars.push(("TZ".to_owned(), tz));
         }
         Self { home: config.home.clone(), vars }
+    }
+}
+
+/// The variables that put a GUI program on screen 0: `DISPLAY` on X11; on
+/// Wayland the compositor's socket, toolkit hints, and `DISPLAY` of
+/// Xwayland (started on the first X11 client) when the image has it.
+fn desktop_env(config: &Config) -> Vec<(String, String)> {
+    match config.profile {
+        holm_proto::guest::Profile::X11 => vec![("DISPLAY".to_owned(), config.display(0))],
+        holm_proto::guest::Profile::Wayland => {
+            let paths = crate::wayland::sway::Paths::new(config);
+            let mut vars = crate::wayland::sway::client_env(&paths);
+            vars.extend(
+                [
+                    ("MOZ_ENABLE_WAYLAND", "1"),
+                    ("QT_QPA_PLATFORM", "wayland;xcb"),
+                    ("ELECTRON_OZONE_PLATFORM_HINT", "auto"),
+                ]
+                .map(|(k, v)| (k.to_owned(), v.to_owned())),
+            );
+            if crate::wayland::xwayland_available() {
+                vars.push(("DISPLAY".to_owned(), crate::wayland::XWAYLAND_DISPLAY.to_owned()));
+            }
+            vars
+        }
     }
 }
 
@@ -246,14 +272,7 @@ impl Spec {
 
 /// Joins arguments into one command line, quoting those a shell would split.
 pub fn shell_join(argv: &[String]) -> String {
-    argv.iter()
-        .map(|a| {
-            let plain = !a.is_empty()
-                && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
-            if plain { a.clone() } else { format!("'{}'", a.replace('\'', r"'\''")) }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    holm_proto::terminal::command_line(argv)
 }
 
 /// The limits of a run-and-wait or streamed command, checked.
@@ -383,7 +402,7 @@ pub fn start(spec: &Spec, base: &BaseEnv, stdin: bool) -> Result<Started, Error>
 }
 
 /// Maps a failure to start a program to an error that names the program.
-fn spawn_error(program: &str, e: &io::Error) -> Error {
+pub(crate) fn spawn_error(program: &str, e: &io::Error) -> Error {
     let details = serde_json::json!({ "program": program, "reason": e.to_string() });
     let err = match e.kind() {
         io::ErrorKind::NotFound => {

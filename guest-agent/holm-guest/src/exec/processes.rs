@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -48,6 +48,8 @@ pub struct Processes {
     table: Mutex<Table>,
     /// Process groups of run-and-wait and streamed commands that still run.
     live: Arc<Mutex<HashSet<u32>>>,
+    /// How many terminals are open.
+    terminals: Arc<AtomicUsize>,
     shutting_down: AtomicBool,
 }
 
@@ -70,6 +72,16 @@ impl Drop for Live {
     }
 }
 
+/// One of the open terminals, counted while it lives.
+#[derive(Debug)]
+pub struct TerminalSlot(Arc<AtomicUsize>);
+
+impl Drop for TerminalSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl Processes {
     /// An empty register whose commands start from `base`.
     pub fn new(base: BaseEnv) -> Arc<Self> {
@@ -77,6 +89,7 @@ impl Processes {
             base,
             table: Mutex::default(),
             live: Arc::default(),
+            terminals: Arc::default(),
             shutting_down: AtomicBool::new(false),
         })
     }
@@ -86,7 +99,34 @@ impl Processes {
         &self.base.home
     }
 
-    fn refuse_when_shutting_down(&self) -> Result<(), Error> {
+    /// The environment commands start from.
+    pub(super) fn base(&self) -> &BaseEnv {
+        &self.base
+    }
+
+    /// Counts one more terminal, or refuses when `max` are open.
+    pub(super) fn terminal_slot(&self, max: usize) -> Result<TerminalSlot, Error> {
+        let slot = TerminalSlot(Arc::clone(&self.terminals));
+        if self.terminals.fetch_add(1, Ordering::SeqCst) >= max {
+            drop(slot);
+            return Err(ApiError::new(
+                ErrorCode::Unavailable,
+                format!("{max} terminals are open in this box already"),
+            )
+            .with_hint("close one (exit its shell) and try again")
+            .into());
+        }
+        Ok(slot)
+    }
+
+    /// Keeps `pid`'s process group in the register (ended at shutdown)
+    /// while the answer lives.
+    pub(super) fn register_live(&self, pid: u32) -> Live {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
+        Live { pid, set: Arc::clone(&self.live) }
+    }
+
+    pub(super) fn refuse_when_shutting_down(&self) -> Result<(), Error> {
         if self.shutting_down.load(Ordering::SeqCst) {
             return Err(ApiError::new(ErrorCode::Unavailable, "the guest is shutting down").into());
         }
@@ -98,9 +138,8 @@ impl Processes {
     pub fn start_command(&self, spec: &Spec, stdin: bool) -> Result<(Started, Live), Error> {
         self.refuse_when_shutting_down()?;
         let started = super::start(spec, &self.base, stdin)?;
-        let pid = started.output.pid;
-        self.live.lock().unwrap_or_else(|e| e.into_inner()).insert(pid);
-        Ok((started, Live { pid, set: Arc::clone(&self.live) }))
+        let live = self.register_live(started.output.pid);
+        Ok((started, live))
     }
 
     /// Checks and starts a background process.

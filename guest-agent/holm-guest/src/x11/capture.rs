@@ -6,8 +6,6 @@
 //! `ShmGetImage` round trip and the pixels are read straight from the mapping.
 //! It is made again when the screen grows, and dies with the connection.
 
-use std::ptr::NonNull;
-
 use holm_proto::guest::Region;
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
@@ -15,65 +13,33 @@ use x11rb::protocol::{shm, xfixes};
 
 use super::{Conn, XError};
 use crate::image::{CursorImage, Frame};
+use crate::shm::SharedMemory;
 
 /// A shared-memory segment known to the X server.
 #[derive(Debug)]
 pub struct Segment {
     id: shm::Seg,
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the mapping is owned by this value alone and is only read while
-// the connection's mutex is held, so moving it to another thread is sound.
-unsafe impl Send for Segment {}
-
-impl Drop for Segment {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` and `len` are exactly what mmap returned, and no
-        // slice into the mapping outlives the borrow of `self` that made it.
-        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
+    mem: SharedMemory,
 }
 
 impl Segment {
     /// Makes a memfd of `len` bytes, maps it, and attaches it to the server.
     fn create(conn: &Conn, len: usize) -> Result<Self, XError> {
-        use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
-        use rustix::mm::{MapFlags, ProtFlags, mmap};
-        let fail = |what: &str, e: rustix::io::Errno| XError::Failed(format!("shm {what}: {e}"));
-        let fd = memfd_create("holm-capture", MemfdFlags::CLOEXEC).map_err(|e| fail("memfd", e))?;
-        ftruncate(&fd, len as u64).map_err(|e| fail("ftruncate", e))?;
-        // SAFETY: a fresh shared mapping of a file we own and just sized to
-        // `len`; no other mapping of it exists in this process.
-        let ptr = unsafe {
-            mmap(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-                &fd,
-                0,
-            )
-        }
-        .map_err(|e| fail("mmap", e))?;
-        let ptr = NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| XError::Failed("shm mmap: null".into()))?;
         // Owned from here on, so an error below unmaps it.
-        let mut segment = Self { id: 0, ptr, len };
-        segment.id = conn.c.generate_id()?;
+        let (mem, fd) = SharedMemory::create("holm-capture", len)?;
+        let id = conn.c.generate_id()?;
         // The server gets its own copy of the descriptor; ours closes here.
-        shm::attach_fd(&conn.c, segment.id, fd, false)?.check()?;
-        Ok(segment)
+        shm::attach_fd(&conn.c, id, fd, false)?.check()?;
+        Ok(Self { id, mem })
+    }
+
+    fn len(&self) -> usize {
+        self.mem.len()
     }
 
     /// The first `n` bytes of the segment.
     fn bytes(&self, n: usize) -> &[u8] {
-        let n = n.min(self.len);
-        // SAFETY: the mapping is `len` bytes long and stays mapped while
-        // `self` is borrowed; the server only writes into it while we wait for
-        // its reply to our own request, which has come back before this call.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), n) }
+        self.mem.bytes(n)
     }
 }
 
@@ -93,7 +59,7 @@ pub struct Captured {
 fn ensure_segment(conn: &mut Conn, len: usize) -> Result<bool, XError> {
     match &conn.shm {
         None => return Ok(false),
-        Some(Some(seg)) if seg.len >= len => return Ok(true),
+        Some(Some(seg)) if seg.len() >= len => return Ok(true),
         Some(_) => {}
     }
     if let Some(Some(old)) = conn.shm.take() {

@@ -5,7 +5,7 @@
 //! so screenshots go on meanwhile.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use holm_proto::guest::{Button, Settle};
 use holm_proto::keys::{Chord, sym};
@@ -13,18 +13,11 @@ use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{self, ConnectionExt as _, KeyButMask};
 use x11rb::protocol::xtest;
 
-use super::keyboard::{self, KeyPress, Resolved};
+use super::keyboard::{self, KeyPress, Planned};
 use super::{Conn, ScreenConn, XError};
 use crate::input::{Op, Pos};
 
-/// Why a run of actions stopped early.
-#[derive(Debug)]
-pub struct Stopped {
-    /// How many actions ran completely.
-    pub performed: usize,
-    /// What went wrong.
-    pub error: XError,
-}
+pub use crate::display::Stopped;
 
 fn fake(c: &Conn, kind: u8, detail: u8, x: i16, y: i16) -> Result<(), XError> {
     xtest::fake_input(&c.c, kind, detail, x11rb::CURRENT_TIME, c.root, x, y, 0)?;
@@ -59,9 +52,12 @@ fn key(c: &Conn, code: u8, down: bool) -> Result<(), XError> {
 
 /// Ends a burst: one round trip, after which the server has processed (and
 /// sent to clients) every event, and spare keycodes used in it may start
-/// settling.
+/// settling. The round trip asks where the pointer is (any request with a
+/// reply confirms those before it), so the answer to the input needs no
+/// round trip of its own.
 fn confirm(c: &mut Conn) -> Result<(), XError> {
-    c.sync()?;
+    let r = c.c.query_pointer(c.root)?.reply()?;
+    c.confirmed_pointer = Some((i32::from(r.root_x), i32::from(r.root_y)));
     if let Some(kb) = c.keyboard.as_mut() {
         kb.confirmed(Instant::now());
     }
@@ -76,28 +72,33 @@ fn require_xtest(c: &Conn) -> Result<(), XError> {
     }
 }
 
-/// Resolves every keysym of `syms` to keycodes (re-pointing spares as needed,
-/// and sending those changes), waiting without the lock when spares are
-/// still settling.
-fn resolve_all(screen: &ScreenConn, syms: &[u32]) -> Result<Vec<KeyPress>, XError> {
+/// Makes every keysym of `syms` (one action's) pressable, mapping keycodes
+/// of the pool as needed and sending those changes before anything else;
+/// waits without the lock while keycodes settle. One press per keysym.
+fn resolve_all(screen: &ScreenConn, syms: &[u32], solo: bool) -> Result<Vec<KeyPress>, XError> {
     loop {
         let outcome = screen.with(false, |c| {
+            if keyboard::keyboard(c)?.in_flight() {
+                confirm(c)?;
+            }
             let now = Instant::now();
-            let kb = keyboard::keyboard(c)?;
-            let mut out = Vec::with_capacity(syms.len());
-            for &s in syms {
-                match kb.resolve(s, now) {
-                    Resolved::Press(p) => out.push(p),
-                    Resolved::WaitUntil(t) => {
-                        keyboard::send_remaps(c)?;
-                        confirm(c)?;
-                        return Ok(Err(t));
-                    }
-                    Resolved::NoSpare => return Err(no_spare(s)),
+            let plan = match keyboard::keyboard(c)?.plan(syms, solo, now) {
+                Planned::Ready(plan) => plan,
+                Planned::WaitUntil(t) => return Ok(Err(t)),
+                Planned::TooMany { missing, room } => return Err(too_many(missing, room)),
+            };
+            let unchecked = keyboard::keyboard(c)?.unchecked(&plan);
+            if !unchecked.is_empty() {
+                let grabbed = keyboard::grabbed_by_others(c, &unchecked)?;
+                keyboard::keyboard(c)?.checked(&unchecked, &grabbed);
+                if !grabbed.is_empty() {
+                    // Plan again without them.
+                    return Ok(Err(now));
                 }
             }
+            keyboard::keyboard(c)?.apply(&plan);
             keyboard::send_remaps(c)?;
-            Ok(Ok(out))
+            Ok(Ok(plan.presses))
         })?;
         match outcome {
             Ok(presses) => return Ok(presses),
@@ -106,9 +107,9 @@ fn resolve_all(screen: &ScreenConn, syms: &[u32]) -> Result<Vec<KeyPress>, XErro
     }
 }
 
-fn no_spare(keysym: u32) -> XError {
+fn too_many(missing: usize, room: usize) -> XError {
     XError::Unsupported(format!(
-        "keysym 0x{keysym:x} is on no key, and no spare keycode is free to map it (release keys held with key_down)"
+        "this action needs {missing} distinct characters that are on no key of the keyboard, and at most {room} can have a key at once on this screen; type the text in several type actions (or release keys held with key_down)"
     ))
 }
 
@@ -123,11 +124,11 @@ fn sleep_until(t: Instant) {
 /// needs it and no Shift is in the chord, the key.
 fn chord_codes(screen: &ScreenConn, chord: &Chord) -> Result<Vec<u8>, XError> {
     let syms: Vec<u32> = chord.press_order().collect();
-    let presses = resolve_all(screen, &syms)?;
+    let presses = resolve_all(screen, &syms, true)?;
     let Some((key, mods)) = presses.split_last() else { return Ok(Vec::new()) };
     let mut codes: Vec<u8> = mods.iter().map(|p| p.code).collect();
     if key.shift && !chord.modifiers.iter().any(|m| matches!(*m, 0xffe1 | 0xffe2)) {
-        let shift = resolve_all(screen, &[sym::SHIFT_L])?;
+        let shift = resolve_all(screen, &[sym::SHIFT_L], true)?;
         codes.extend(shift.iter().map(|p| p.code));
     }
     codes.push(key.code);
@@ -146,7 +147,7 @@ fn with_modifiers(
     if modifiers.is_empty() {
         return body();
     }
-    let presses = resolve_all(screen, modifiers)?;
+    let presses = resolve_all(screen, modifiers, true)?;
     let codes: Vec<u8> = presses.iter().map(|p| p.code).collect();
     screen.with(false, |c| {
         for &code in &codes {
@@ -170,14 +171,26 @@ fn with_modifiers(
 /// Runs the ops in order. On error, says how many ran.
 pub fn run(screen: &ScreenConn, ops: &[Op]) -> Result<(), Stopped> {
     // A broken connection (the X server restarted) is replaced here, before
-    // any action runs, so actions are never half-sent and then repeated.
+    // any action runs, so actions are never half-sent and then repeated. No
+    // round trip is needed for that: a server that went away closed the
+    // socket, and `with` reads the queued events first, which meets the
+    // end of the stream. A confirmed pointer from an earlier request is
+    // forgotten.
     screen
         .with(true, |c| {
-            require_xtest(c)?;
-            c.sync()
+            c.confirmed_pointer = None;
+            require_xtest(c)
         })
         .map_err(|error| Stopped { performed: 0, error })?;
     for (i, op) in ops.iter().enumerate() {
+        if matches!(op, Op::Wait(_)) {
+            // Time passes without a confirming round trip: the pointer may
+            // be moved meanwhile (a person on a viewer), so it is asked after.
+            let _ = screen.with(false, |c| {
+                c.confirmed_pointer = None;
+                Ok(())
+            });
+        }
         run_op(screen, op).map_err(|error| Stopped { performed: i, error })?;
     }
     Ok(())
@@ -348,14 +361,33 @@ fn set_held(c: &mut Conn, codes: &[u8], held: bool) {
 }
 
 /// Types keysyms exactly: keys of the layout where they exist (with Shift for
-/// level 2), spare keycodes otherwise. Text is sent in bursts: a burst ends
-/// when a keysym needs a spare that is still settling, then one round trip
-/// confirms it and typing goes on once the spare may be re-pointed. Caps Lock,
-/// if on, is switched off for the typing and back on after.
+/// level 2), keycodes of the pool otherwise, all mapped before the first key
+/// event and unchanged until the last, then sent in one burst confirmed by
+/// one round trip. Caps Lock, if on, is switched off for the typing and back
+/// on after.
 fn type_text(screen: &ScreenConn, syms: &[u32]) -> Result<(), XError> {
     if syms.is_empty() {
         return Ok(());
     }
+    let presses = resolve_all(screen, syms, false)?;
+    let (shift, mode) = screen.with(false, |c| {
+        let kb = keyboard::keyboard(c)?;
+        Ok((kb.find(sym::SHIFT_L).map(|p| p.code), kb.mode_switch()))
+    })?;
+    let shift = match shift {
+        None if presses.iter().any(|p| p.shift) => {
+            return Err(XError::Unsupported("the keyboard has no Shift key".into()));
+        }
+        s => s,
+    };
+    let mode = match mode {
+        None if presses.iter().any(|p| p.group2) => {
+            return Err(XError::Failed(
+                "a keysym was put in a group the keyboard cannot reach".into(),
+            ));
+        }
+        m => m,
+    };
     let caps = screen.with(false, |c| {
         let mask = c.c.query_pointer(c.root)?.reply()?.mask;
         if !mask.contains(KeyButMask::LOCK) {
@@ -366,7 +398,25 @@ fn type_text(screen: &ScreenConn, syms: &[u32]) -> Result<(), XError> {
         key(c, p.code, false)?;
         Ok(Some(p.code))
     })?;
-    let typed = type_bursts(screen, syms);
+    let typed = screen.with(false, |c| {
+        let codes: Vec<u8> = presses.iter().map(|p| p.code).collect();
+        mark_used(c, &codes);
+        for p in &presses {
+            let held: Vec<u8> = [(p.group2, mode), (p.shift, shift)]
+                .into_iter()
+                .filter_map(|(needed, code)| code.filter(|_| needed))
+                .collect();
+            for &m in &held {
+                key(c, m, true)?;
+            }
+            key(c, p.code, true)?;
+            key(c, p.code, false)?;
+            for &m in held.iter().rev() {
+                key(c, m, false)?;
+            }
+        }
+        confirm(c)
+    });
     let restored = match caps {
         Some(code) => screen.with(false, |c| {
             key(c, code, true)?;
@@ -378,78 +428,9 @@ fn type_text(screen: &ScreenConn, syms: &[u32]) -> Result<(), XError> {
     typed.and(restored)
 }
 
-fn type_bursts(screen: &ScreenConn, syms: &[u32]) -> Result<(), XError> {
-    let mut pos = 0;
-    while pos < syms.len() {
-        let wait = screen.with(false, |c| {
-            let now = Instant::now();
-            let shift = keyboard::keyboard(c)?.find(sym::SHIFT_L);
-            let mut presses = Vec::new();
-            let mut wait = None;
-            {
-                let kb = keyboard::keyboard(c)?;
-                for &s in &syms[pos..] {
-                    match kb.resolve(s, now) {
-                        Resolved::Press(p) => {
-                            kb.used(p.code);
-                            presses.push(p);
-                        }
-                        Resolved::WaitUntil(t) => {
-                            wait = Some(t);
-                            break;
-                        }
-                        Resolved::NoSpare => return Err(no_spare(s)),
-                    }
-                }
-            }
-            // Re-pointings go first: the server applies them before the
-            // key events that follow on the same connection.
-            keyboard::send_remaps(c)?;
-            for p in &presses {
-                let shift = if p.shift { shift.map(|s| s.code) } else { None };
-                if let Some(s) = shift {
-                    key(c, s, true)?;
-                }
-                key(c, p.code, true)?;
-                key(c, p.code, false)?;
-                if let Some(s) = shift {
-                    key(c, s, false)?;
-                }
-            }
-            confirm(c)?;
-            Ok((presses.len(), wait))
-        })?;
-        pos += wait.0;
-        if let Some(t) = wait.1 {
-            sleep_until(t);
-        }
-    }
-    Ok(())
-}
-
 /// Waits until the screen's pixels stay the same for `quiet_ms`, at most
 /// `timeout_ms`. Polls the frame hash (an in-place MIT-SHM capture and an
 /// xxh3, about a millisecond each at 1280x800).
 pub fn settle(screen: &ScreenConn, s: Settle) -> Result<bool, XError> {
-    let start = Instant::now();
-    let deadline = start + Duration::from_millis(u64::from(s.timeout_ms));
-    let quiet = Duration::from_millis(u64::from(s.quiet_ms));
-    let interval = (quiet / 4).clamp(Duration::from_millis(5), Duration::from_millis(25));
-    let mut last = screen.with(true, super::capture::screen_hash)?;
-    let mut since = Instant::now();
-    loop {
-        let now = Instant::now();
-        if now.duration_since(since) >= quiet {
-            return Ok(true);
-        }
-        if now >= deadline {
-            return Ok(false);
-        }
-        std::thread::sleep(interval.min(deadline - now).min(quiet - now.duration_since(since)));
-        let h = screen.with(true, super::capture::screen_hash)?;
-        if h != last {
-            last = h;
-            since = Instant::now();
-        }
-    }
+    screen.settle(s)
 }

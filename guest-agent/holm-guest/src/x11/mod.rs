@@ -9,8 +9,13 @@
 //! it with `spawn_blocking`.
 
 pub mod capture;
+mod clipboard;
+mod damage;
+mod desktop;
 pub mod input;
 pub mod keyboard;
+pub mod probe;
+mod windows;
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
@@ -27,25 +32,8 @@ use x11rb::rust_connection::RustConnection;
 use self::capture::Segment;
 use self::keyboard::Keyboard;
 
-/// What went wrong talking to an X server.
-#[derive(Debug)]
-pub enum XError {
-    /// The server cannot be reached, or the connection broke: it is not up,
-    /// or it is restarting.
-    Gone(String),
-    /// The server refused a request, or answered something unusable.
-    Failed(String),
-    /// The request cannot be done on this server (such as a missing XTest).
-    Unsupported(String),
-}
-
-impl std::fmt::Display for XError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Gone(m) | Self::Failed(m) | Self::Unsupported(m) => f.write_str(m),
-        }
-    }
-}
+/// What went wrong talking to an X server: the desktop's one error type.
+pub use crate::display::DisplayError as XError;
 
 impl From<ConnectionError> for XError {
     fn from(e: ConnectionError) -> Self {
@@ -93,6 +81,9 @@ pub struct Conn {
     /// Keyboard-mapping changes we made whose `MappingNotify` has not come
     /// back yet: `(first keycode, count)`.
     own_mapping_changes: VecDeque<(u8, u8)>,
+    /// Where the pointer was when the last input action was confirmed (its
+    /// confirming round trip asks for it), until the next action starts.
+    pub(crate) confirmed_pointer: Option<(i32, i32)>,
 }
 
 impl std::fmt::Debug for Conn {
@@ -171,6 +162,7 @@ impl Conn {
             xtest,
             keyboard: None,
             own_mapping_changes: VecDeque::new(),
+            confirmed_pointer: None,
         })
     }
 
@@ -216,12 +208,20 @@ pub struct ScreenConn {
     /// Serializes input requests on this screen, so two requests' actions
     /// never interleave.
     pub input_lock: Mutex<()>,
+    /// The damage watch, once opened: `Some(None)` when the server has no
+    /// DAMAGE extension.
+    watch: Mutex<Option<Option<damage::Watch>>>,
 }
 
 impl ScreenConn {
     /// A screen whose X server is `display`; nothing connects yet.
     pub fn new(display: String) -> Self {
-        Self { display, conn: Mutex::new(None), input_lock: Mutex::new(()) }
+        Self {
+            display,
+            conn: Mutex::new(None),
+            input_lock: Mutex::new(()),
+            watch: Mutex::new(None),
+        }
     }
 
     /// The display name, such as `:1`.
@@ -262,6 +262,31 @@ impl ScreenConn {
         Err(XError::Gone(format!("X display {} is not answering", self.display)))
     }
 
+    /// Waits until the screen stops changing: on the server's damage
+    /// reports ([`damage`]), or by hashing captures when it has none. A
+    /// broken watch is dropped (opened again next time) and this settle
+    /// hashes.
+    pub fn settle(&self, s: holm_proto::guest::Settle) -> Result<bool, XError> {
+        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        if watch.is_none() {
+            match damage::Watch::open(&self.display) {
+                Ok(w) => *watch = Some(w),
+                Err(e) => tracing::info!(display = %self.display, error = %e, "no damage watch"),
+            }
+        }
+        if let Some(Some(w)) = watch.as_ref() {
+            match w.settle(s) {
+                Err(XError::Gone(why)) => {
+                    tracing::info!(display = %self.display, why, "damage watch lost");
+                    *watch = None;
+                }
+                other => return other,
+            }
+        }
+        drop(watch);
+        crate::display::settle_with(s, || self.with(true, capture::screen_hash))
+    }
+
     /// The screen's size now.
     pub fn size(&self) -> Result<(u32, u32), XError> {
         self.with(true, |c| Ok((u32::from(c.width), u32::from(c.height))))
@@ -270,6 +295,19 @@ impl ScreenConn {
     /// The pointer position in screen pixels.
     pub fn pointer(&self) -> Result<(i32, i32), XError> {
         self.with(true, |c| {
+            let r = c.c.query_pointer(c.root)?.reply()?;
+            Ok((i32::from(r.root_x), i32::from(r.root_y)))
+        })
+    }
+
+    /// The pointer position right after input ran: the one its last
+    /// action's confirming round trip answered, without another round trip,
+    /// or asked now when the last action had none (such as a wait).
+    pub fn pointer_after_input(&self) -> Result<(i32, i32), XError> {
+        self.with(true, |c| {
+            if let Some(p) = c.confirmed_pointer.take() {
+                return Ok(p);
+            }
             let r = c.c.query_pointer(c.root)?.reply()?;
             Ok((i32::from(r.root_x), i32::from(r.root_y)))
         })

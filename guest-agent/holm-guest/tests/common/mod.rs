@@ -1,11 +1,45 @@
 //! A real guest for integration tests: the `holm-guest` binary, started with
-//! its own X display numbers and ports so tests run side by side, and killed
-//! (with its whole desktop) when the handle drops.
+//! its own X display numbers (or Wayland directory) and ports so tests run
+//! side by side, and killed (with its whole desktop) when the handle drops.
 //!
-//! The tests need the real Xvfb, fluxbox and x11vnc; when one is missing they
-//! fail with a message that says what to install. They never skip.
+//! The tests need the real Xvfb, fluxbox and x11vnc, or sway and wayvnc;
+//! when one is missing they fail with a message that says what to install.
+//! They never skip. A desktop behaviour is written once, as a function of
+//! the [`Profile`], and [`profiles!`] runs it on both.
 
 #![allow(dead_code, unreachable_pub)]
+// The test process is not the guest: it starts the guest binary and waits on
+// it like any parent. The one-reaper rule (clippy.toml) binds the guest only.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+pub mod desk;
+#[path = "../../../../tests/holm-testkit/src/load.rs"]
+pub mod load;
+#[path = "../../../../tests/holm-testkit/src/rfb.rs"]
+pub mod rfb;
+pub mod wl;
+
+pub use holm_proto::guest::Profile;
+
+/// Runs each named `async fn(Profile)` as a test on X11 (`x11::NAME`) and on
+/// Wayland (`wayland::NAME`): one suite, both display profiles.
+#[macro_export]
+macro_rules! profiles {
+    ($($name:ident),+ $(,)?) => {
+        mod x11 {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name($crate::common::Profile::X11).await
+            })+
+        }
+        mod wayland {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name($crate::common::Profile::Wayland).await
+            })+
+        }
+    };
+}
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -15,6 +49,8 @@ use std::time::{Duration, Instant};
 /// What to start.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// X11 or Wayland.
+    pub profile: Profile,
     /// Screens, 1 to 6.
     pub screens: u8,
     /// `HOLM_SCREEN_SIZES`.
@@ -27,7 +63,13 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { screens: 1, sizes: "1280x800".into(), chromium: false, vnc: false }
+        Self {
+            profile: Profile::X11,
+            screens: 1,
+            sizes: "1280x800".into(),
+            chromium: false,
+            vnc: false,
+        }
     }
 }
 
@@ -48,8 +90,14 @@ pub struct Guest {
     pub devtools_port_base: u16,
     /// The Chromium bridge, `http://127.0.0.1:PORT`.
     pub bridge_url: String,
+    /// The viewers, `http://127.0.0.1:PORT`.
+    pub viewer_url: String,
     /// The guest's home directory, a temporary directory.
     pub home: PathBuf,
+    /// The display profile.
+    pub profile: Profile,
+    /// Wayland: sway's runtime directory.
+    pub wayland_dir: PathBuf,
     child: Child,
     _dir: tempfile::TempDir,
 }
@@ -63,7 +111,7 @@ pub fn require_programs(programs: &[&str]) {
         .collect();
     assert!(
         missing.is_empty(),
-        "these tests need {missing:?}; on Debian: apt-get install xvfb fluxbox x11vnc xterm chromium (or run .ci/run)"
+        "these tests need {missing:?}; on Debian: apt-get install xvfb fluxbox x11vnc xterm sway wayvnc foot chromium (or run .ci/run)"
     );
 }
 
@@ -75,8 +123,41 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// Ports for one guest, all distinct and free when chosen: each chosen
+/// port stays bound until every one is chosen, so two picks never answer
+/// the same port (a VNC server whose port was taken would fall back to IPv6
+/// alone, and a viewer would reach another test's screen).
+struct Ports(Vec<TcpListener>);
+
+impl Ports {
+    fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    fn one(&mut self) -> u16 {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        self.0.push(l);
+        port
+    }
+
+    /// `base..base+n`.
+    fn range(&mut self, n: u16) -> u16 {
+        loop {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let base = l.local_addr().unwrap().port();
+            if base >= 65000 {
+                continue;
+            }
+            let rest: Option<Vec<TcpListener>> =
+                (1..n).map(|i| TcpListener::bind(("127.0.0.1", base + i)).ok()).collect();
+            if let Some(rest) = rest {
+                self.0.push(l);
+                self.0.extend(rest);
+                return base;
+            }
+        }
+    }
 }
 
 /// A display base with `n` free display numbers after it.
@@ -98,22 +179,18 @@ fn free_display_base(n: u16) -> u16 {
     }
 }
 
-/// Ports `base..base+n` that are free now.
-fn free_port_range(n: u16) -> u16 {
-    loop {
-        let base = free_port();
-        if base < 65000 && (0..n).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-}
-
 impl Guest {
     /// Starts a guest and waits until its screens answer.
     pub async fn start(opts: Options) -> Self {
-        let mut programs = vec!["Xvfb", "fluxbox"];
+        let mut programs = match opts.profile {
+            Profile::X11 => vec!["Xvfb", "fluxbox"],
+            Profile::Wayland => vec!["sway"],
+        };
         if opts.vnc {
-            programs.push("x11vnc");
+            programs.push(match opts.profile {
+                Profile::X11 => "x11vnc",
+                Profile::Wayland => "wayvnc",
+            });
         }
         if opts.chromium {
             programs.push("chromium");
@@ -121,18 +198,25 @@ impl Guest {
         require_programs(&programs);
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().to_path_buf();
-        let port = free_port();
+        let mut ports = Ports::new();
+        let port = ports.one();
         let display_base = free_display_base(u16::from(opts.screens));
-        let vnc_port_base = free_port_range(u16::from(opts.screens));
-        let devtools_port_base = free_port_range(u16::from(opts.screens));
-        let bridge_port = free_port();
+        let vnc_port_base = ports.range(u16::from(opts.screens));
+        let devtools_port_base = ports.range(u16::from(opts.screens));
+        let bridge_port = ports.one();
+        let viewer_port = ports.one();
+        drop(ports);
         let secret = format!("test-secret-{}-{}", std::process::id(), port);
         let onoff = |b: bool| if b { "on" } else { "off" };
+        // Outside the home directory, which sway's user cannot enter.
+        let wayland_dir = PathBuf::from(format!("/tmp/holm-wl-test-{}-{port}", std::process::id()));
         let log = std::fs::File::create(home.join("guest.log")).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_holm-guest"))
             .env("HOLM_BOX_SECRET", &secret)
             .env("HOLM_GUEST_ADDR", format!("127.0.0.1:{port}"))
             .env("HOLM_BRIDGE_ADDR", format!("127.0.0.1:{bridge_port}"))
+            .env("HOLM_VIEWER_ADDR", format!("127.0.0.1:{viewer_port}"))
+            .env("HOLM_VIEWER_GRACE_SECS", "2")
             .env("HOLM_SCREENS", opts.screens.to_string())
             .env("HOLM_SCREEN_SIZES", &opts.sizes)
             .env("HOLM_DISPLAY_BASE", display_base.to_string())
@@ -141,6 +225,8 @@ impl Guest {
             .env("HOLM_CHROMIUM", onoff(opts.chromium))
             .env("HOLM_VNC", onoff(opts.vnc))
             .env("HOLM_HOME", &home)
+            .env("HOLM_PROFILE", opts.profile.to_string())
+            .env("HOLM_WAYLAND_DIR", &wayland_dir)
             .env("RUST_LOG", "holm_guest=debug")
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
@@ -155,21 +241,46 @@ impl Guest {
             vnc_port_base,
             devtools_port_base,
             bridge_url: format!("http://127.0.0.1:{bridge_port}"),
+            viewer_url: format!("http://127.0.0.1:{viewer_port}"),
             home,
+            profile: opts.profile,
+            wayland_dir,
             child,
             _dir: dir,
         };
+        let server = guest.display_server();
         guest
             .wait_until(Duration::from_secs(30), |h| {
                 h["components"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .filter(|c| c["name"] == "xvfb")
+                    .filter(|c| c["name"] == server)
                     .all(|c| c["state"] == "ready")
             })
             .await;
         guest
+    }
+
+    /// The component that is the display server: `xvfb` or `sway`.
+    pub fn display_server(&self) -> &'static str {
+        match self.profile {
+            Profile::X11 => "xvfb",
+            Profile::Wayland => "sway",
+        }
+    }
+
+    /// Wayland: the compositor's socket.
+    pub fn wayland_socket(&self) -> PathBuf {
+        self.wayland_dir.join("wayland-1")
+    }
+
+    /// How screen `i` is named in the box: `:N` or `HEADLESS-N`.
+    pub fn screen_name(&self, i: u8) -> String {
+        match self.profile {
+            Profile::X11 => self.display(i),
+            Profile::Wayland => format!("HEADLESS-{}", i + 1),
+        }
     }
 
     /// Polls `/health` until `pred` holds, or panics with the guest's log.
@@ -271,10 +382,10 @@ impl Guest {
 impl Drop for Guest {
     fn drop(&mut self) {
         // SIGTERM lets the guest stop its desktop; then make sure.
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            self.terminate();
         }
-        self.terminate();
+        let _ = std::fs::remove_dir_all(&self.wayland_dir);
     }
 }
 

@@ -35,6 +35,10 @@ pub struct App {
     /// Shell lines that run after the packages are installed.
     #[serde(default)]
     pub run: Vec<String>,
+    /// The app needs X11: in a Wayland box it runs through Xwayland, which
+    /// the image then carries (and sway starts on its first X11 client).
+    #[serde(default)]
+    pub x11: bool,
 }
 
 impl App {

@@ -11,7 +11,9 @@ use bollard::query_parameters::{BuildImageOptionsBuilder, ListImagesOptionsBuild
 use futures_util::StreamExt;
 
 use super::base::{BASE_IMAGE, ensure_base_as, inspect_id};
-use super::plan::{BuildPlan, IMAGE_REPOSITORY, LABEL_APPS, LABEL_IMAGE, LABEL_PACKAGES, plan};
+use super::plan::{
+    BuildPlan, IMAGE_REPOSITORY, LABEL_APPS, LABEL_DISPLAY, LABEL_IMAGE, LABEL_PACKAGES, plan,
+};
 use super::{
     GUEST_BINARY, ImageError, ImageRequest, Progress, Result, Tail, catalog, single_flight,
 };
@@ -31,6 +33,8 @@ pub struct ImageSummary {
     pub apps: Vec<String>,
     /// Its extra packages.
     pub packages: Vec<String>,
+    /// Its display profile (`x11` for images from before the label).
+    pub display: holm_proto::guest::Profile,
     /// Its size in bytes, layers shared with other images included.
     pub size: u64,
     /// When it was built, in seconds since the Unix epoch.
@@ -96,9 +100,19 @@ pub async fn list_images(docker: &Docker) -> Result<Vec<ImageSummary>> {
     let mut out: Vec<ImageSummary> = images
         .into_iter()
         .map(|image| ImageSummary {
-            tag: image.repo_tags.iter().find(|t| t.starts_with(&prefix)).cloned(),
+            // podman answers `localhost/holm-box:…`; holm names it as built.
+            tag: image
+                .repo_tags
+                .iter()
+                .map(|t| crate::runtime::docker::short_image_name(t))
+                .find(|t| t.starts_with(&prefix))
+                .map(str::to_owned),
             apps: split(&image.labels, LABEL_APPS),
             packages: split(&image.labels, LABEL_PACKAGES),
+            display: match image.labels.get(LABEL_DISPLAY).map(String::as_str) {
+                Some("wayland") => holm_proto::guest::Profile::Wayland,
+                _ => holm_proto::guest::Profile::X11,
+            },
             size: u64::try_from(image.size).unwrap_or(0),
             created: image.created,
             id: image.id,
@@ -110,11 +124,12 @@ pub async fn list_images(docker: &Docker) -> Result<Vec<ImageSummary>> {
 
 /// "apps: a, b; packages: c", or "the plain desktop".
 fn describe(request: &ImageRequest) -> String {
+    let display = request.display;
     if request.is_default() {
-        return "the plain desktop".into();
+        return format!("the plain {display} desktop");
     }
     let list = |v: &[String]| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
-    format!("apps: {}; packages: {}", list(&request.apps), list(&request.packages))
+    format!("{display}; apps: {}; packages: {}", list(&request.apps), list(&request.packages))
 }
 
 /// Runs the build of `plan` on the engine.

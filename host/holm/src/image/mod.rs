@@ -1,10 +1,12 @@
 //! The box image: the bundled Dockerfile, the app catalogue, and building the
 //! image on a Docker engine.
 //!
-//! A box image is the desktop (Xvfb, fluxbox, x11vnc, Chromium, fonts), the
-//! apps and packages the box asked for, and the static guest agent as the
-//! entrypoint. holm builds it itself, on the runtime's engine, from
-//! `images/x11/Dockerfile`, `images/apps.toml` and [`GUEST_BINARY`]; nothing
+//! A box image is the desktop of its display profile (Xvfb, fluxbox, x11vnc;
+//! or headless sway and wayvnc; with Chromium and fonts), the apps and
+//! packages the box asked for, and the static guest agent as the entrypoint.
+//! holm builds it itself, on the runtime's engine, from
+//! `images/x11/Dockerfile` or `images/wayland/Dockerfile`,
+//! `images/apps.toml` and [`GUEST_BINARY`]; nothing
 //! is pulled from a registry but the base, and even the base can be made
 //! locally with `debootstrap` when no registry is reachable (see
 //! [`ensure_base`]).
@@ -28,6 +30,7 @@ mod base;
 mod catalog;
 mod engine;
 mod plan;
+mod prune;
 mod request;
 
 use std::sync::OnceLock;
@@ -38,9 +41,10 @@ pub use base::{BASE_IMAGE, ensure_base, ensure_base_as};
 pub use catalog::{App, Catalog, catalog};
 pub use engine::{ImageSummary, ensure_image, list_images};
 pub use plan::{
-    BuildPlan, IMAGE_REPOSITORY, LABEL_APPS, LABEL_BASE, LABEL_GUEST, LABEL_HASH, LABEL_IMAGE,
-    LABEL_PACKAGES, image_tag, plan,
+    BuildPlan, IMAGE_REPOSITORY, LABEL_APPS, LABEL_BASE, LABEL_DISPLAY, LABEL_GUEST, LABEL_HASH,
+    LABEL_IMAGE, LABEL_PACKAGES, image_tag, plan,
 };
+pub use prune::{Prune, Pruned, prune};
 pub use request::ImageRequest;
 
 /// The static `holm-guest` binary (x86_64 Linux, no program interpreter) that
@@ -75,6 +79,17 @@ pub enum Progress {
         /// The image's tag.
         tag: String,
     },
+}
+
+impl Progress {
+    /// The line a report of this shows to people.
+    pub fn into_line(self) -> String {
+        match self {
+            Self::Status(m) | Self::Output(m) => m,
+            Self::Built { tag } => format!("built {tag}"),
+            Self::Reused { tag } => format!("{tag} exists; nothing to build"),
+        }
+    }
 }
 
 /// Why an image operation failed.
@@ -198,6 +213,12 @@ impl Tail {
     fn joined(&self) -> String {
         self.lines.iter().map(String::as_str).collect::<Vec<_>>().join("\n")
     }
+}
+
+/// The lock that makes concurrent work on `key` (such as one vendor image)
+/// happen once: later callers wait for the first and then find its result.
+pub(crate) fn single_flight_lock(key: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    single_flight::lock_for(key)
 }
 
 /// Per-key locks for single-flight work: concurrent callers with the same key

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use holm_proto::guest::Profile;
 use sha2::{Digest, Sha256};
 
 use super::catalog::catalog;
@@ -29,9 +30,15 @@ pub const LABEL_HASH: &str = "holm.hash";
 pub const LABEL_GUEST: &str = "holm.guest";
 /// Label with the id of the base image the image was built on.
 pub const LABEL_BASE: &str = "holm.base";
+/// Label with the image's display profile: `x11` or `wayland`.
+pub const LABEL_DISPLAY: &str = "holm.display";
 
 /// The bundled Dockerfile of the X11 profile.
 const DOCKERFILE_X11: &str = include_str!("../../../../images/x11/Dockerfile");
+/// The bundled Dockerfile of the Wayland profile.
+const DOCKERFILE_WAYLAND: &str = include_str!("../../../../images/wayland/Dockerfile");
+/// What the Wayland image adds for apps that need X11.
+const XWAYLAND_PACKAGE: &str = "xwayland";
 /// The line of the Dockerfile that the apps' layer replaces.
 const APPS_MARKER: &str = "# @holm:apps@";
 /// Bump when the meaning of the inputs changes without the inputs changing
@@ -98,6 +105,7 @@ pub fn plan(
         (LABEL_HASH.to_owned(), hash.clone()),
         (LABEL_GUEST.to_owned(), guest_hash),
         (LABEL_BASE.to_owned(), base_image_id.to_owned()),
+        (LABEL_DISPLAY.to_owned(), request.display.to_string()),
     ]);
     Ok(BuildPlan { request, tag, hash, dockerfile, labels })
 }
@@ -116,8 +124,9 @@ pub fn image_tag(
 /// `request` must be normalized (its apps known to the catalogue).
 fn render_dockerfile(request: &ImageRequest) -> String {
     let layer = apps_layer(request);
-    let mut out = String::with_capacity(DOCKERFILE_X11.len() + layer.len());
-    for line in DOCKERFILE_X11.lines() {
+    let template = dockerfile(request.display);
+    let mut out = String::with_capacity(template.len() + layer.len());
+    for line in template.lines() {
         if line.trim() == APPS_MARKER {
             out.push_str(&layer);
         } else {
@@ -128,8 +137,16 @@ fn render_dockerfile(request: &ImageRequest) -> String {
     out
 }
 
+/// The bundled Dockerfile of a display profile.
+fn dockerfile(display: Profile) -> &'static str {
+    match display {
+        Profile::X11 => DOCKERFILE_X11,
+        Profile::Wayland => DOCKERFILE_WAYLAND,
+    }
+}
+
 /// The `RUN` that installs a request's apps and packages, or nothing for the
-/// plain desktop.
+/// plain desktop. On Wayland, apps that need X11 bring Xwayland.
 ///
 /// One layer for the whole set: the image is per set anyway, and one
 /// `apt-get update` and one clean-up keep the layer small. `set -eux` makes
@@ -143,6 +160,9 @@ fn apps_layer(request: &ImageRequest) -> String {
     let mut packages: Vec<&str> =
         apps.iter().flat_map(|a| a.packages.iter().map(String::as_str)).collect();
     packages.extend(request.packages.iter().map(String::as_str));
+    if request.display == Profile::Wayland && request.needs_x11() {
+        packages.push(XWAYLAND_PACKAGE);
+    }
     packages.sort_unstable();
     packages.dedup();
 
@@ -188,20 +208,52 @@ mod tests {
     }
 
     #[test]
-    fn bundled_dockerfile_has_its_slots() {
-        assert_eq!(DOCKERFILE_X11.lines().filter(|l| l.trim() == APPS_MARKER).count(), 1);
-        let first = DOCKERFILE_X11.lines().find(|l| !l.starts_with('#') && !l.trim().is_empty());
-        assert_eq!(first, Some("FROM debian:bookworm-slim"));
-        let copy: Vec<_> = DOCKERFILE_X11.lines().filter(|l| l.starts_with("COPY")).collect();
-        assert_eq!(copy, ["COPY holm-guest /usr/local/bin/holm-guest"]);
-        assert!(DOCKERFILE_X11.contains(r#"ENTRYPOINT ["/usr/local/bin/holm-guest"]"#));
-        assert!(DOCKERFILE_X11.contains("EXPOSE 8765 9223"));
-        assert!(DOCKERFILE_X11.contains("LANG=C.UTF-8"));
-        // The apps' layer comes after the desktop and before the guest, so the
-        // desktop layer is shared and a new guest rebuilds only the last layer.
-        let apps = DOCKERFILE_X11.find(APPS_MARKER).unwrap();
-        assert!(DOCKERFILE_X11.find("chromium").unwrap() < apps);
-        assert!(apps < DOCKERFILE_X11.find("COPY holm-guest").unwrap());
+    fn bundled_dockerfiles_have_their_slots() {
+        for (display, file, desktop) in
+            [(Profile::X11, DOCKERFILE_X11, "xvfb"), (Profile::Wayland, DOCKERFILE_WAYLAND, "sway")]
+        {
+            assert_eq!(dockerfile(display), file);
+            assert_eq!(file.lines().filter(|l| l.trim() == APPS_MARKER).count(), 1, "{display}");
+            let first = file.lines().find(|l| !l.starts_with('#') && !l.trim().is_empty());
+            assert_eq!(first, Some("FROM debian:bookworm-slim"), "{display}");
+            let copy: Vec<_> = file.lines().filter(|l| l.starts_with("COPY")).collect();
+            assert_eq!(copy, ["COPY holm-guest /usr/local/bin/holm-guest"], "{display}");
+            assert!(file.contains(r#"ENTRYPOINT ["/usr/local/bin/holm-guest"]"#), "{display}");
+            assert!(file.contains("EXPOSE 8765 9223 6080"), "{display}");
+            assert!(file.contains("LANG=C.UTF-8"), "{display}");
+            // The apps' layer comes after the desktop and before the guest, so
+            // the desktop layer is shared and a new guest rebuilds only the
+            // last layer.
+            let apps = file.find(APPS_MARKER).unwrap();
+            assert!(file.find("chromium").unwrap() < apps, "{display}");
+            assert!(file.find(desktop).unwrap() < apps, "{display}");
+            assert!(apps < file.find("COPY holm-guest").unwrap(), "{display}");
+        }
+    }
+
+    #[test]
+    fn each_display_is_its_own_image_and_x11_apps_bring_xwayland_to_wayland() {
+        let x11 = plan(&req(&["gimp", "gedit"], &[]), GUEST, BASE).unwrap();
+        let wl = plan(&req(&["gimp", "gedit"], &[]).with_display(Profile::Wayland), GUEST, BASE)
+            .unwrap();
+        assert_ne!(x11.tag, wl.tag);
+        assert_eq!(
+            (x11.labels[LABEL_DISPLAY].as_str(), wl.labels[LABEL_DISPLAY].as_str()),
+            ("x11", "wayland")
+        );
+        assert!(
+            wl.dockerfile.contains("install -y --no-install-recommends gedit gimp xwayland;"),
+            "{}",
+            wl.dockerfile
+        );
+        assert!(!x11.dockerfile.contains("xwayland"), "{}", x11.dockerfile);
+        // Apps that run natively on Wayland bring nothing more.
+        let native =
+            plan(&req(&["gedit"], &[]).with_display(Profile::Wayland), GUEST, BASE).unwrap();
+        assert!(!native.dockerfile.contains("xwayland"), "{}", native.dockerfile);
+        let plain =
+            plan(&ImageRequest::default().with_display(Profile::Wayland), GUEST, BASE).unwrap();
+        assert!(plain.dockerfile.contains("sway") && !plain.dockerfile.contains("# Apps:"));
     }
 
     #[test]
@@ -212,8 +264,11 @@ mod tests {
         assert!(a.starts_with("holm-box:"), "{a}");
         assert_eq!(a.len(), "holm-box:".len() + TAG_HEX_LEN);
         // Unnormalized input gives the same tag as normalized input.
-        let raw =
-            ImageRequest { apps: vec!["jq".into(), "git".into()], packages: vec!["htop".into()] };
+        let raw = ImageRequest {
+            apps: vec!["jq".into(), "git".into()],
+            packages: vec!["htop".into()],
+            display: Profile::X11,
+        };
         assert_eq!(tag(&raw), a);
     }
 
@@ -273,7 +328,7 @@ mod tests {
 
     #[test]
     fn plan_refuses_invalid_requests() {
-        let bad = ImageRequest { apps: vec!["nope".into()], packages: vec![] };
+        let bad = ImageRequest { apps: vec!["nope".into()], ..ImageRequest::default() };
         assert!(plan(&bad, GUEST, BASE).is_err());
     }
 }

@@ -1,12 +1,15 @@
-//! What a box image holds beyond the desktop: apps from the catalogue and
-//! Debian packages.
+//! What a box image holds: its display profile's desktop, and beyond it
+//! apps from the catalogue and Debian packages.
+
+use holm_proto::guest::Profile;
 
 use super::catalog::{catalog, valid_package_name};
 use super::{ImageError, Result};
 
-/// The apps (`--app`) and packages (`--package`) of a box image.
+/// The display profile, apps (`--app`) and packages (`--package`) of a box
+/// image.
 ///
-/// The default is the plain desktop. Each distinct set is its own image;
+/// The default is the plain X11 desktop. Each distinct set is its own image;
 /// [`ImageRequest::normalized`] sorts and deduplicates, so the order and
 /// repetitions a user typed do not make a different image.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -15,6 +18,8 @@ pub struct ImageRequest {
     pub apps: Vec<String>,
     /// Debian package names (bookworm), installed without recommends.
     pub packages: Vec<String>,
+    /// The desktop: X11 (`images/x11`) or Wayland (`images/wayland`).
+    pub display: Profile,
 }
 
 impl ImageRequest {
@@ -29,8 +34,15 @@ impl ImageRequest {
         Self {
             apps: apps.into_iter().map(Into::into).collect(),
             packages: packages.into_iter().map(Into::into).collect(),
+            display: Profile::X11,
         }
         .normalized()
+    }
+
+    /// The same request for the `display` profile's desktop.
+    pub fn with_display(mut self, display: Profile) -> Self {
+        self.display = display;
+        self
     }
 
     /// The same request, checked, sorted and without duplicates.
@@ -57,7 +69,13 @@ impl ImageRequest {
         let mut packages = self.packages.clone();
         packages.sort();
         packages.dedup();
-        Ok(Self { apps, packages })
+        Ok(Self { apps, packages, display: self.display })
+    }
+
+    /// Whether an app of the request needs X11 (on Wayland it brings
+    /// Xwayland). The request must be normalized.
+    pub fn needs_x11(&self) -> bool {
+        self.apps.iter().filter_map(|a| catalog().get(a)).any(|a| a.x11)
     }
 
     /// Whether this is the plain desktop, with no apps and no packages.

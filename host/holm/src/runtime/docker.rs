@@ -1,10 +1,24 @@
-//! The docker runtime, on bollard.
+//! The runtime of every engine that speaks the Docker Engine API, on
+//! bollard: Docker itself, and podman's Docker-compatible service
+//! ([`super::podman`] finds it). One implementation serves both, so what
+//! changes how boxes are made (container settings, hardening) changes both;
+//! [`Engine`] holds the few places where podman answers differently.
 //!
-//! The engine is found the way the docker CLI finds it: `DOCKER_HOST`, else
+//! Docker is found the way the docker CLI finds it: `DOCKER_HOST`, else
 //! the local socket. Every box is a container named `holm-<box id>`, labelled
 //! [`LABEL_BOX`], with its guest port published on 127.0.0.1 at a port the
 //! engine chooses. Requests are sent unversioned, so both Debian's engine 20.10
 //! (API 1.41) and engines that refuse clients below 1.44 answer.
+//!
+//! **Every box is confined by default** ([`Hardening`]): at most 4096
+//! processes and threads, 4 GiB of memory and 2 CPUs unless its placement
+//! or its runtime's table says otherwise, `no-new-privileges`, only the
+//! capabilities the desktop needs ([`KEPT_CAPABILITIES`]), Docker's own
+//! seccomp profile, and on Docker one of holm's networks
+//! ([`super::firewall`]): no box reaches another, nor the host's addresses
+//! or link-local ones (cloud metadata), unless its runtime's table says
+//! `host_access = true`. podman's boxes get the same limits, capabilities
+//! and `no-new-privileges`, on podman's default network.
 //!
 //! A browser profile is a named volume, `holm-profile-<name>`, labelled
 //! [`LABEL_PROFILE`], mounted at [`PROFILE_DIR`]; removing the box leaves it
@@ -17,32 +31,109 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use async_trait::async_trait;
 use bollard::Docker;
-use bollard::models::VolumeCreateRequest;
 use bollard::models::{
     ContainerConfig, ContainerCreateBody, ContainerStateStatusEnum, HostConfig, PortBinding,
     PortMap,
 };
+use bollard::models::{NetworkCreateRequest, VolumeCreateRequest};
 use bollard::query_parameters::{
     CommitContainerOptionsBuilder, CreateContainerOptionsBuilder, InspectContainerOptions,
-    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
-    StopContainerOptionsBuilder,
+    InspectNetworkOptions, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveImageOptionsBuilder, StopContainerOptionsBuilder,
 };
 use holm_proto::host::{Can, Environment, Place};
 
 use super::{
-    ENV_SECRET, LABEL_BOX, LABEL_CREATED, LABEL_EXPIRES, LABEL_FORKED_FROM, LABEL_IDLE,
-    LABEL_PROFILE, LABEL_RUNTIME, LABEL_SERVER, LABEL_SPEC, Machine, MachineSpec, MachineState,
-    PROFILE_DIR, Result, Runtime, RuntimeError,
+    ENV_SECRET_SHA256, Endpoint, ImageSource, LABEL_BOX, LABEL_CREATED, LABEL_EXPIRES,
+    LABEL_FORKED_FROM, LABEL_IDLE, LABEL_PROFILE, LABEL_RUNTIME, LABEL_SERVER, LABEL_SPEC, Machine,
+    MachineSpec, MachineState, PROFILE_DIR, Result, Runtime, RuntimeError, firewall,
 };
 use crate::image::{ImageRequest, Progress};
 
-/// Boxes as Docker containers.
+/// The engine behind the Docker Engine API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Docker's `dockerd`.
+    Docker,
+    /// podman's service (`podman system service`), rootful or rootless.
+    Podman {
+        /// Whether the service runs as a user rather than root.
+        rootless: bool,
+        /// Whether the host's cgroups are v2 only, which a rootless podman
+        /// needs for memory and CPU limits and for pause.
+        cgroup2: bool,
+    },
+}
+
+impl Engine {
+    /// The engine's name, which is the runtime's provider.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Docker => "docker",
+            Self::Podman { .. } => "podman",
+        }
+    }
+}
+
+/// Boxes as containers on an engine that speaks the Docker Engine API.
 #[derive(Debug, Clone)]
 pub struct DockerRuntime {
     name: String,
     docker: Docker,
+    engine: Engine,
+    /// Where the engine listens, for messages.
+    address: String,
+    /// How to start the engine, said when it does not answer.
+    start_hint: Option<String>,
     /// The OCI runtime for each box, such as `runsc`.
     isolation: Option<String>,
+    /// How boxes are confined.
+    hardening: Hardening,
+}
+
+/// The capabilities a box keeps, of the ones Docker gives by default: the
+/// guest (root) hands files to the desktop user and back (`CHOWN`,
+/// `DAC_OVERRIDE`, `FOWNER`, `FSETID`), drops to that user (`SETUID`,
+/// `SETGID`), signals its processes (`KILL`), and programs in the box may
+/// serve on low ports (`NET_BIND_SERVICE`). Dropped: `MKNOD`, `NET_RAW`
+/// (forged packets on the box's network), `SETFCAP`, `SETPCAP`,
+/// `SYS_CHROOT`, `AUDIT_WRITE`.
+pub const KEPT_CAPABILITIES: &[&str] =
+    &["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"];
+/// A box's memory unless its placement or runtime says otherwise.
+pub const DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
+/// A box's CPUs unless its placement or runtime says otherwise, in
+/// billionths.
+pub const DEFAULT_NANO_CPUS: u64 = 2_000_000_000;
+/// A box's processes and threads unless its placement or runtime says
+/// otherwise: a desktop with Chromium on six screens runs under a thousand.
+pub const DEFAULT_PIDS_LIMIT: u32 = 4096;
+
+/// How a runtime's boxes are confined, from its table in the runtimes file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hardening {
+    /// The most processes and threads of a box whose placement names none.
+    pub pids_limit: u32,
+    /// Boxes may reach the host's addresses and link-local ones.
+    pub host_access: bool,
+    /// Set-user-id programs gain nothing (`no-new-privileges`).
+    pub no_new_privileges: bool,
+    /// Capabilities beyond [`KEPT_CAPABILITIES`].
+    pub cap_add: Vec<String>,
+    /// A seccomp profile (its JSON) or `unconfined`; `None` is the engine's.
+    pub seccomp: Option<String>,
+}
+
+impl Default for Hardening {
+    fn default() -> Self {
+        Self {
+            pids_limit: DEFAULT_PIDS_LIMIT,
+            host_access: false,
+            no_new_privileges: true,
+            cap_add: Vec::new(),
+            seccomp: None,
+        }
+    }
 }
 
 impl DockerRuntime {
@@ -55,21 +146,159 @@ impl DockerRuntime {
 
     /// Connects to the engine of a Docker context (see [`super::docker_context`]).
     pub fn connect_context(name: &str, context: Option<&str>) -> Result<Self> {
-        use super::docker_context::{Endpoint, resolve};
+        use super::docker_context::{EngineAddress, resolve};
         let unavailable =
             |reason: String| RuntimeError::Unavailable { runtime: name.to_owned(), reason };
         let endpoint = resolve(context).map_err(|e| unavailable(e.to_string()))?;
         let docker = match endpoint {
-            Endpoint::Defaults => Docker::connect_with_defaults(),
-            Endpoint::Unix(path) => {
+            EngineAddress::Defaults => Docker::connect_with_defaults(),
+            EngineAddress::Unix(path) => {
                 Docker::connect_with_unix(&path, 120, bollard::API_DEFAULT_VERSION)
             }
-            Endpoint::Http(url) => {
+            EngineAddress::Http(url) => {
                 Docker::connect_with_http(&url, 120, bollard::API_DEFAULT_VERSION)
             }
         }
         .map_err(|e| unavailable(format!("cannot connect to the Docker engine: {e}")))?;
-        Ok(Self { name: name.to_owned(), docker, isolation: None })
+        Ok(Self {
+            name: name.to_owned(),
+            docker,
+            engine: Engine::Docker,
+            address: "the Docker engine".to_owned(),
+            start_hint: None,
+            isolation: None,
+            hardening: Hardening::default(),
+        })
+    }
+
+    /// A runtime on `engine`'s Docker-compatible API at `docker`; `address`
+    /// names where it listens and `start_hint` how to start it, in
+    /// messages. [`super::podman::connect`] uses it.
+    pub fn on_engine(
+        name: &str,
+        docker: Docker,
+        engine: Engine,
+        address: String,
+        start_hint: Option<String>,
+    ) -> Self {
+        Self {
+            name: name.to_owned(),
+            docker,
+            engine,
+            address,
+            start_hint,
+            isolation: None,
+            hardening: Hardening::default(),
+        }
+    }
+
+    /// The engine behind the API.
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// The OCI runtime each box runs on, when the runtimes file set one.
+    pub fn isolation(&self) -> Option<&str> {
+        self.isolation.as_deref()
+    }
+
+    /// The OCI runtime the engine runs a container on when none is asked
+    /// for (`GET /info`'s `DefaultRuntime`).
+    pub async fn default_oci_runtime(&self) -> Result<Option<String>> {
+        let info = self.docker.info().await.map_err(|e| self.engine_error(e))?;
+        Ok(info.default_runtime)
+    }
+
+    /// The OCI runtimes the engine has (`GET /info`'s `Runtimes`), to check
+    /// an `isolation` against before any box asks for it.
+    pub async fn oci_runtimes(&self) -> Result<Vec<String>> {
+        let info = self.docker.info().await.map_err(|e| self.engine_error(e))?;
+        let mut names: Vec<String> = info.runtimes.unwrap_or_default().into_keys().collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Confines boxes as `hardening` says.
+    #[must_use]
+    pub fn with_hardening(mut self, hardening: Hardening) -> Self {
+        self.hardening = hardening;
+        self
+    }
+
+    /// Makes the network boxes join, and on [`firewall::BOXES`] the
+    /// firewall rules that keep them from the host, unless they exist.
+    /// `None` on podman: its boxes join podman's default network (holm's
+    /// networks are Docker bridges with `enable_icc=false`, which podman's
+    /// network backends do not offer; docs/security.md says what that
+    /// leaves open).
+    async fn network(&self) -> Result<Option<&'static str>> {
+        if self.engine != Engine::Docker {
+            return Ok(None);
+        }
+        let name = if self.hardening.host_access { firewall::HOST_ACCESS } else { firewall::BOXES };
+        if self.docker.inspect_network(name, None::<InspectNetworkOptions>).await.is_err() {
+            let request = NetworkCreateRequest {
+                name: name.to_owned(),
+                driver: Some("bridge".to_owned()),
+                options: Some(HashMap::from([
+                    ("com.docker.network.bridge.name".to_owned(), name.to_owned()),
+                    ("com.docker.network.bridge.enable_icc".to_owned(), "false".to_owned()),
+                ])),
+                labels: Some(HashMap::from([("holm.network".to_owned(), "1".to_owned())])),
+                ..NetworkCreateRequest::default()
+            };
+            match self.docker.create_network(request).await {
+                Ok(_) => tracing::info!(network = name, "made holm's box network"),
+                // Another server made it meanwhile.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 409, ..
+                }) => {}
+                Err(e) => return Err(self.engine_error(e)),
+            }
+        }
+        if !self.hardening.host_access {
+            let guarded = tokio::task::spawn_blocking(firewall::ensure)
+                .await
+                .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+            guarded.map_err(|e| RuntimeError::Unavailable {
+                runtime: self.name.clone(),
+                reason: format!(
+                    "cannot keep boxes from the host's addresses ({e}): run holmd as root or with \
+                     CAP_NET_ADMIN, or set host_access = true in this runtime's table of the \
+                     runtimes file"
+                ),
+            })?;
+        }
+        Ok(Some(name))
+    }
+
+    /// The confinement part of a box's host configuration.
+    fn confine(&self, spec: &MachineSpec, host: &mut HostConfig) {
+        let h = &self.hardening;
+        // A rootless podman on cgroup v1 limits nothing (`can` says so).
+        if can(self.engine, self.isolation.as_deref()).resources {
+            host.memory = i64::try_from(spec.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES)).ok();
+            host.nano_cpus = i64::try_from(spec.nano_cpus.unwrap_or(DEFAULT_NANO_CPUS)).ok();
+            host.pids_limit = Some(i64::from(spec.pids_limit.unwrap_or(h.pids_limit)));
+        }
+        host.cap_drop = Some(vec!["ALL".to_owned()]);
+        let mut caps: Vec<String> = KEPT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
+        if self.engine != Engine::Docker {
+            // podman's seccomp profile lets the desktop user make a user
+            // namespace, so Chromium runs its own sandbox, which chroots:
+            // without SYS_CHROOT it aborts at start.
+            caps.push("SYS_CHROOT".to_owned());
+        }
+        caps.extend(h.cap_add.iter().cloned());
+        host.cap_add = Some(caps);
+        let mut security = Vec::new();
+        if h.no_new_privileges {
+            security.push("no-new-privileges:true".to_owned());
+        }
+        if let Some(profile) = &h.seccomp {
+            security.push(format!("seccomp={profile}"));
+        }
+        host.security_opt = (!security.is_empty()).then_some(security);
     }
 
     /// Runs every box under this OCI runtime (such as `runsc` for gVisor).
@@ -84,7 +313,7 @@ impl DockerRuntime {
         &self.docker
     }
 
-    fn engine(&self, e: bollard::errors::Error) -> RuntimeError {
+    fn engine_error(&self, e: bollard::errors::Error) -> RuntimeError {
         match e {
             bollard::errors::Error::DockerResponseServerError { status_code: 404, message } => {
                 RuntimeError::NotFound(message)
@@ -92,11 +321,19 @@ impl DockerRuntime {
             bollard::errors::Error::DockerResponseServerError { message, .. } => {
                 RuntimeError::Engine(message)
             }
-            other if is_connect_error(&other) => RuntimeError::Unavailable {
-                runtime: self.name.clone(),
-                reason: format!("the Docker engine does not answer: {other}"),
-            },
+            other if is_connect_error(&other) => self.not_answering(&other),
             other => RuntimeError::Engine(other.to_string()),
+        }
+    }
+}
+
+impl DockerRuntime {
+    fn not_answering(&self, e: &bollard::errors::Error) -> RuntimeError {
+        let hint =
+            self.start_hint.as_deref().map(|h| format!("; start it with {h}")).unwrap_or_default();
+        RuntimeError::Unavailable {
+            runtime: self.name.clone(),
+            reason: format!("{} does not answer: {e}{hint}", self.address),
         }
     }
 }
@@ -110,6 +347,37 @@ fn is_connect_error(e: &bollard::errors::Error) -> bool {
             | E::SocketNotFoundError(_)
             | E::RequestTimeoutError
     )
+}
+
+/// What boxes on `engine` under the OCI runtime `isolation` can do.
+///
+/// A rootless podman on cgroup v1 cannot limit memory or CPUs, nor freeze
+/// a container for pause (it has no cgroup of its own there). Wayland boxes
+/// under another OCI runtime (gVisor's `runsc`) were never verified, so such
+/// a box is refused before anything starts rather than left to fail.
+pub fn can(engine: Engine, isolation: Option<&str>) -> Can {
+    let cgroups = match engine {
+        Engine::Docker | Engine::Podman { rootless: false, .. } => true,
+        Engine::Podman { rootless: true, cgroup2 } => cgroup2,
+    };
+    Can {
+        pause: cgroups,
+        stop: true,
+        fork: true,
+        browser_profile: true,
+        screens: 6,
+        wayland: isolation.is_none(),
+        resources: cgroups,
+    }
+}
+
+/// An image reference as the engine answers it, in the form holm names
+/// images: podman qualifies short names (`localhost/holm-box:…`,
+/// `docker.io/library/holm-fork:…`), Docker does not.
+pub fn short_image_name(name: &str) -> &str {
+    name.strip_prefix("localhost/")
+        .or_else(|| name.strip_prefix("docker.io/library/"))
+        .unwrap_or(name)
 }
 
 /// The container name of a box.
@@ -126,6 +394,27 @@ pub fn profile_volume(name: &str) -> String {
     format!("holm-profile-{name}")
 }
 
+/// The instructions a fork's commit applies: the secret emptied, holm's
+/// labels emptied, and the image marked as a fork (not `1`: `holm image ls`
+/// lists only the images holm built).
+fn fork_changes() -> String {
+    let mut lines = vec![format!("ENV {ENV_SECRET_SHA256}=")];
+    for label in [
+        LABEL_BOX,
+        LABEL_RUNTIME,
+        LABEL_SPEC,
+        LABEL_CREATED,
+        LABEL_SERVER,
+        LABEL_EXPIRES,
+        LABEL_IDLE,
+        LABEL_FORKED_FROM,
+    ] {
+        lines.push(format!("LABEL {label}=\"\""));
+    }
+    lines.push(format!("LABEL {}=fork", crate::image::LABEL_IMAGE));
+    lines.join("\n")
+}
+
 impl DockerRuntime {
     /// Makes the profile's volume (labelled, so it can be found) unless it
     /// exists, after checking that no container of another box holds the
@@ -135,7 +424,7 @@ impl DockerRuntime {
             HashMap::from([("label".to_owned(), vec![format!("{LABEL_PROFILE}={name}")])]);
         let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
         let holders =
-            self.docker.list_containers(Some(options)).await.map_err(|e| self.engine(e))?;
+            self.docker.list_containers(Some(options)).await.map_err(|e| self.engine_error(e))?;
         let others = holders.iter().filter(|c| {
             c.labels.as_ref().and_then(|l| l.get(LABEL_BOX)).map(String::as_str) != Some(box_id)
         });
@@ -156,7 +445,7 @@ impl DockerRuntime {
             ..VolumeCreateRequest::default()
         };
         // Creating a volume that exists answers the existing one.
-        self.docker.create_volume(request).await.map_err(|e| self.engine(e))?;
+        self.docker.create_volume(request).await.map_err(|e| self.engine_error(e))?;
         Ok(volume)
     }
 }
@@ -168,7 +457,7 @@ impl Runtime for DockerRuntime {
     }
 
     fn provider(&self) -> &str {
-        "docker"
+        self.engine.name()
     }
 
     fn place(&self) -> Place {
@@ -184,22 +473,15 @@ impl Runtime for DockerRuntime {
     }
 
     fn can(&self) -> Can {
-        Can {
-            pause: true,
-            stop: true,
-            fork: true,
-            browser_profile: true,
-            screens: 6,
-            wayland: false,
-            resources: true,
-        }
+        can(self.engine, self.isolation.as_deref())
     }
 
     async fn ping(&self) -> Result<()> {
-        self.docker.ping().await.map(drop).map_err(|e| RuntimeError::Unavailable {
-            runtime: self.name.clone(),
-            reason: format!("the Docker engine does not answer: {e}"),
-        })
+        self.docker.ping().await.map(drop).map_err(|e| self.not_answering(&e))
+    }
+
+    fn image_source(&self) -> ImageSource {
+        ImageSource::Engine
     }
 
     async fn prepare_image(
@@ -219,6 +501,7 @@ impl Runtime for DockerRuntime {
                 runtime: self.name.clone(),
                 apps: i.apps,
                 packages: i.packages,
+                display: i.display,
                 size: i.size,
                 created_at: u64::try_from(i.created).ok().map(|secs| {
                     humantime::format_rfc3339_seconds(
@@ -228,6 +511,13 @@ impl Runtime for DockerRuntime {
                 }),
             })
             .collect())
+    }
+
+    async fn prune_images(
+        &self,
+        policy: &crate::image::Prune,
+    ) -> Result<Vec<crate::image::Pruned>> {
+        Ok(crate::image::prune(&self.docker, policy).await?)
     }
 
     async fn make_base(&self, progress: &mut (dyn FnMut(Progress) + Send)) -> Result<()> {
@@ -252,22 +542,26 @@ impl Runtime for DockerRuntime {
             port_bindings.insert(
                 key.clone(),
                 Some(vec![PortBinding {
-                    host_ip: Some("127.0.0.1".into()),
+                    host_ip: Some(
+                        if spec.public_ports.contains(port) { "0.0.0.0" } else { "127.0.0.1" }
+                            .into(),
+                    ),
                     host_port: Some(String::new()),
                 }]),
             );
             exposed.push(key);
         }
-        let host_config = HostConfig {
+        let network = self.network().await?;
+        let mut host_config = HostConfig {
             port_bindings: Some(port_bindings),
-            memory: spec.memory_bytes.and_then(|m| i64::try_from(m).ok()),
-            nano_cpus: spec.nano_cpus.and_then(|c| i64::try_from(c).ok()),
+            network_mode: network.map(str::to_owned),
             runtime: self.isolation.clone(),
             // Chromium needs more shared memory than Docker's 64 MiB default.
             shm_size: Some(512 * 1024 * 1024),
             binds: (!binds.is_empty()).then_some(binds),
             ..HostConfig::default()
         };
+        self.confine(spec, &mut host_config);
         #[allow(deprecated)]
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
@@ -293,13 +587,13 @@ impl Runtime for DockerRuntime {
                 self.docker
                     .create_container(Some(options), body)
                     .await
-                    .map_err(|e| self.engine(e))?
+                    .map_err(|e| self.engine_error(e))?
             }
-            Err(e) => return Err(self.engine(e)),
+            Err(e) => return Err(self.engine_error(e)),
         };
         if let Err(e) = self.docker.start_container(&created.id, None).await {
             let _ = self.remove(&created.id).await;
-            return Err(self.engine(e));
+            return Err(self.engine_error(e));
         }
         self.inspect(&created.id).await
     }
@@ -309,7 +603,7 @@ impl Runtime for DockerRuntime {
             .docker
             .inspect_container(id, None::<InspectContainerOptions>)
             .await
-            .map_err(|e| self.engine(e))?;
+            .map_err(|e| self.engine_error(e))?;
         let state = match c.state.as_ref().and_then(|s| s.status) {
             Some(ContainerStateStatusEnum::CREATED) => MachineState::Created,
             Some(ContainerStateStatusEnum::RUNNING | ContainerStateStatusEnum::RESTARTING) => {
@@ -321,7 +615,7 @@ impl Runtime for DockerRuntime {
             }
             _ => MachineState::Gone,
         };
-        let mut ports = BTreeMap::new();
+        let mut endpoints = BTreeMap::new();
         if let Some(map) = c.network_settings.as_ref().and_then(|n| n.ports.as_ref()) {
             for (key, bindings) in map {
                 let Some(inner) = key.strip_suffix("/tcp").and_then(|p| p.parse::<u16>().ok())
@@ -335,7 +629,8 @@ impl Runtime for DockerRuntime {
                     continue;
                 };
                 // Always reach boxes on loopback, whatever the engine reports.
-                ports.insert(inner, SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), host_port));
+                let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), host_port);
+                endpoints.insert(inner, Endpoint::loopback(addr));
             }
         }
         let labels: BTreeMap<String, String> =
@@ -344,7 +639,7 @@ impl Runtime for DockerRuntime {
             id: c.id.unwrap_or_else(|| id.to_owned()),
             box_id: labels.get(LABEL_BOX).cloned(),
             state,
-            ports,
+            endpoints,
             labels,
         })
     }
@@ -367,7 +662,10 @@ impl Runtime for DockerRuntime {
             }
         }
         // A fork's image goes with it: nothing else uses it.
-        let image = config.and_then(|c| c.image.clone()).filter(|i| i.starts_with(FORK_REPO));
+        let image = config
+            .and_then(|c| c.image.as_deref())
+            .filter(|i| short_image_name(i).starts_with(FORK_REPO))
+            .map(str::to_owned);
         let options = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
         let removed = self.docker.remove_container(id, Some(options)).await;
         if let Some(image) = image
@@ -389,14 +687,15 @@ impl Runtime for DockerRuntime {
                 status_code: 409,
                 message,
             }) if message.contains("already in progress") => Ok(()),
-            Err(e) => Err(self.engine(e)),
+            Err(e) => Err(self.engine_error(e)),
         }
     }
 
     async fn list(&self) -> Result<Vec<Machine>> {
         let filters = HashMap::from([("label".to_owned(), vec![LABEL_BOX.to_owned()])]);
         let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
-        let list = self.docker.list_containers(Some(options)).await.map_err(|e| self.engine(e))?;
+        let list =
+            self.docker.list_containers(Some(options)).await.map_err(|e| self.engine_error(e))?;
         let mut out = Vec::new();
         for c in list {
             let Some(id) = c.id else { continue };
@@ -411,51 +710,41 @@ impl Runtime for DockerRuntime {
 
     async fn stop(&self, id: &str) -> Result<()> {
         let options = StopContainerOptionsBuilder::default().t(10).build();
-        self.docker.stop_container(id, Some(options)).await.map_err(|e| self.engine(e))
+        self.docker.stop_container(id, Some(options)).await.map_err(|e| self.engine_error(e))
     }
 
     async fn start(&self, id: &str) -> Result<Machine> {
-        self.docker.start_container(id, None).await.map_err(|e| self.engine(e))?;
+        self.docker.start_container(id, None).await.map_err(|e| self.engine_error(e))?;
         self.inspect(id).await
     }
 
     async fn pause(&self, id: &str) -> Result<()> {
-        self.docker.pause_container(id).await.map_err(|e| self.engine(e))
+        self.docker.pause_container(id).await.map_err(|e| self.engine_error(e))
     }
 
     async fn resume(&self, id: &str) -> Result<()> {
-        self.docker.unpause_container(id).await.map_err(|e| self.engine(e))
+        self.docker.unpause_container(id).await.map_err(|e| self.engine_error(e))
     }
 
     async fn fork(&self, id: &str, new_box_id: &str) -> Result<String> {
-        // `docker commit` pauses a running container while it copies, so the
-        // files are consistent. The engine merges the container's settings
-        // into the image's: each one that must not carry over is overridden
-        // here, the secret above all, so the image never holds it.
-        let env = vec![format!("{ENV_SECRET}=")];
-        let labels: HashMap<String, String> = [
-            LABEL_BOX,
-            LABEL_RUNTIME,
-            LABEL_SPEC,
-            LABEL_CREATED,
-            LABEL_SERVER,
-            LABEL_EXPIRES,
-            LABEL_IDLE,
-            LABEL_FORKED_FROM,
-        ]
-        .iter()
-        .map(|k| ((*k).to_owned(), String::new()))
-        // Not `1`: `holm image ls` lists only the images holm built.
-        .chain([(crate::image::LABEL_IMAGE.to_owned(), "fork".to_owned())])
-        .collect();
-        let config = ContainerConfig { env: Some(env), labels: Some(labels), ..Default::default() };
+        // A commit pauses a running container while it copies, so the files
+        // are consistent. The engine keeps the container's settings in the
+        // image: each one that must not carry over is overridden, the secret
+        // above all, so the image never holds it. The overrides go as
+        // Dockerfile instructions (`changes`), one a line, which Docker and
+        // podman both apply; podman ignores a commit's config body.
+        let changes = fork_changes();
         let options = CommitContainerOptionsBuilder::default()
             .container(id)
             .repo(FORK_REPO)
             .tag(new_box_id)
             .pause(true)
+            .changes(&changes)
             .build();
-        self.docker.commit_container(options, config).await.map_err(|e| self.engine(e))?;
+        self.docker
+            .commit_container(options, ContainerConfig::default())
+            .await
+            .map_err(|e| self.engine_error(e))?;
         Ok(format!("{FORK_REPO}:{new_box_id}"))
     }
 
@@ -466,19 +755,16 @@ impl Runtime for DockerRuntime {
             Err(e) => Err(e),
         }
     }
+}
 
-    async fn box_secret(&self, id: &str) -> Result<Option<String>> {
-        let c = self
-            .docker
-            .inspect_container(id, None::<InspectContainerOptions>)
-            .await
-            .map_err(|e| self.engine(e))?;
-        let prefix = format!("{ENV_SECRET}=");
-        Ok(c.config
-            .and_then(|c| c.env)
-            .unwrap_or_default()
-            .into_iter()
-            .find_map(|v| v.strip_prefix(&prefix).map(str::to_owned))
-            .filter(|s| !s.is_empty()))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wayland_is_offered_only_without_an_isolation() {
+        assert!(can(Engine::Docker, None).wayland);
+        assert!(!can(Engine::Docker, Some("runsc")).wayland);
+        assert!(can(Engine::Podman { rootless: false, cgroup2: false }, None).wayland);
     }
 }

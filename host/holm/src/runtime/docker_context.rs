@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 /// Where an engine listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
+pub enum EngineAddress {
     /// The defaults: `DOCKER_HOST` or the local socket.
     Defaults,
     /// A Unix socket.
@@ -61,7 +61,7 @@ fn config_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
 }
 
 /// Resolves `context` (or, without one, what the CLI would use) to an endpoint.
-pub fn resolve(context: Option<&str>) -> Result<Endpoint, ContextError> {
+pub fn resolve(context: Option<&str>) -> Result<EngineAddress, ContextError> {
     resolve_with(context, &|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
 }
 
@@ -69,13 +69,13 @@ pub fn resolve(context: Option<&str>) -> Result<Endpoint, ContextError> {
 pub fn resolve_with(
     context: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Endpoint, ContextError> {
+) -> Result<EngineAddress, ContextError> {
     let dir = config_dir(env);
     let name = match context {
         Some(name) => name.to_owned(),
         None => {
             if env("DOCKER_HOST").is_some() {
-                return Ok(Endpoint::Defaults);
+                return Ok(EngineAddress::Defaults);
             }
             let current = env("DOCKER_CONTEXT").or_else(|| {
                 let text = std::fs::read_to_string(dir.join("config.json")).ok()?;
@@ -84,12 +84,12 @@ pub fn resolve_with(
             });
             match current {
                 Some(c) => c,
-                None => return Ok(Endpoint::Defaults),
+                None => return Ok(EngineAddress::Defaults),
             }
         }
     };
     if name == "default" {
-        return Ok(Endpoint::Defaults);
+        return Ok(EngineAddress::Defaults);
     }
     let hash = hex::encode(Sha256::digest(name.as_bytes()));
     let meta = dir.join("contexts/meta").join(&hash).join("meta.json");
@@ -112,7 +112,7 @@ pub fn resolve_with(
         .to_owned();
     let tls = dir.join("contexts/tls").join(&hash).join("docker");
     if let Some(path) = host.strip_prefix("unix://") {
-        return Ok(Endpoint::Unix(path.to_owned()));
+        return Ok(EngineAddress::Unix(path.to_owned()));
     }
     if host.starts_with("tcp://") || host.starts_with("http://") {
         if tls.exists() {
@@ -122,7 +122,7 @@ pub fn resolve_with(
                 reason: "it uses TLS client certificates; reach it through an SSH tunnel or a local socket".into(),
             });
         }
-        return Ok(Endpoint::Http(host.replacen("tcp://", "http://", 1)));
+        return Ok(EngineAddress::Http(host.replacen("tcp://", "http://", 1)));
     }
     Err(ContextError::Unsupported {
         name,
@@ -159,13 +159,13 @@ mod tests {
         let e = env(&[("DOCKER_CONFIG", dir.path().display().to_string())]);
         assert_eq!(
             resolve_with(Some("gpu-1"), &e).unwrap(),
-            Endpoint::Unix("/run/gpu/docker.sock".into())
+            EngineAddress::Unix("/run/gpu/docker.sock".into())
         );
         assert_eq!(
             resolve_with(Some("remote"), &e).unwrap(),
-            Endpoint::Http("http://10.1.2.3:2375".into())
+            EngineAddress::Http("http://10.1.2.3:2375".into())
         );
-        assert_eq!(resolve_with(Some("default"), &e).unwrap(), Endpoint::Defaults);
+        assert_eq!(resolve_with(Some("default"), &e).unwrap(), EngineAddress::Defaults);
         let missing = resolve_with(Some("nope"), &e).unwrap_err();
         assert!(matches!(missing, ContextError::Missing { .. }), "{missing}");
     }
@@ -183,17 +183,17 @@ mod tests {
             ("DOCKER_HOST", "unix:///x".into()),
             ("DOCKER_CONTEXT", "ctx-a".into()),
         ]);
-        assert_eq!(resolve_with(None, &e).unwrap(), Endpoint::Defaults);
+        assert_eq!(resolve_with(None, &e).unwrap(), EngineAddress::Defaults);
         // Then DOCKER_CONTEXT.
         let e = env(&[("DOCKER_CONFIG", cfg.clone()), ("DOCKER_CONTEXT", "ctx-a".into())]);
-        assert_eq!(resolve_with(None, &e).unwrap(), Endpoint::Unix("/a.sock".into()));
+        assert_eq!(resolve_with(None, &e).unwrap(), EngineAddress::Unix("/a.sock".into()));
         // Then currentContext.
         let e = env(&[("DOCKER_CONFIG", cfg)]);
-        assert_eq!(resolve_with(None, &e).unwrap(), Endpoint::Unix("/b.sock".into()));
+        assert_eq!(resolve_with(None, &e).unwrap(), EngineAddress::Unix("/b.sock".into()));
         // Then the defaults.
         let empty = tempfile::tempdir().unwrap();
         let e = env(&[("DOCKER_CONFIG", empty.path().display().to_string())]);
-        assert_eq!(resolve_with(None, &e).unwrap(), Endpoint::Defaults);
+        assert_eq!(resolve_with(None, &e).unwrap(), EngineAddress::Defaults);
     }
 
     #[test]

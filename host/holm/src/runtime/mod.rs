@@ -1,21 +1,48 @@
 //! The runtime contract: what holm needs from a place that runs boxes.
 //!
 //! It is deliberately small, because the guest inside the box does all the
-//! desktop work: run this image with this entrypoint and environment, publish
-//! these ports on loopback, report where they landed, stop, remove, list by
-//! label; and pause, resume, fork where the engine can ([`Runtime::can`]).
+//! desktop work. A runtime says who it is ([`Runtime::name`],
+//! [`Runtime::provider`], [`Runtime::place`], [`Runtime::environment`]),
+//! what it can do ([`Runtime::can`], [`Runtime::lifetimes`]), how it gets
+//! its images ([`Runtime::image_source`], [`Runtime::prepare_image`]), and
+//! runs machines: this image with the guest as entrypoint and this
+//! environment, these ports made reachable. **How the host reaches a port is
+//! the runtime's answer** ([`Machine::endpoints`]: a loopback port, or a
+//! vendor's proxy URL with the headers it needs and how WebSockets pass), so
+//! holmd, the bridge and [`crate::Computer`] reach every runtime's guest the
+//! same way. Stop, start, pause, resume and fork are answered where
+//! [`Runtime::can`] says so. ARCHITECTURE.md ("The runtime contract") says
+//! what a new runtime implements and where it is registered.
 
+pub mod absent;
+#[cfg(feature = "daytona")]
+pub mod daytona;
 pub mod docker;
 pub mod docker_context;
+#[cfg(feature = "e2b")]
+pub mod e2b;
+pub mod firewall;
+pub mod microsandbox;
+#[cfg(feature = "modal")]
+pub mod modal;
+pub mod podman;
+pub mod remote;
+#[cfg(feature = "runtime-cloud")]
+pub mod runtime_cloud;
+#[cfg(feature = "vercel")]
+pub mod vercel;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::net::SocketAddr;
+use std::time::SystemTime;
 
 use async_trait::async_trait;
+pub use holm_client::{Endpoint, EndpointError, WebSockets};
+use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT};
 use holm_proto::host::{Can, Environment, Place};
 
 use crate::image::{ImageRequest, Progress};
+use crate::spec::{Lifetimes, Resolved};
 
 /// The label every holm box carries, with the box id as its value.
 pub const LABEL_BOX: &str = "holm.box";
@@ -40,8 +67,26 @@ pub const LABEL_EXPIRES: &str = "holm.expires";
 pub const LABEL_IDLE: &str = "holm.idle_timeout_secs";
 /// The label naming the box a forked box was copied from.
 pub const LABEL_FORKED_FROM: &str = "holm.forked_from";
-/// The environment variable that carries the box secret to the guest.
-pub const ENV_SECRET: &str = "HOLM_BOX_SECRET";
+/// The environment variable that carries the SHA-256 of the box secret to
+/// the guest. The secret itself is never in a machine's configuration: a
+/// fork's image (`docker commit`) keeps the configuration of the container
+/// it was made from, and the engine shows it to whoever inspects either.
+pub const ENV_SECRET_SHA256: &str = "HOLM_BOX_SECRET_SHA256";
+
+/// The container engines a name selects with their defaults, for the
+/// library and the CLI (holmd reads the runtimes file as well).
+pub const CONTAINER_ENGINES: &[&str] = &["docker", "podman"];
+
+/// The container engine `name` (one of [`CONTAINER_ENGINES`]) with its
+/// defaults, or `None` for any other name. Nothing is sent until the first
+/// call.
+pub fn container_engine(name: &str) -> Option<Result<docker::DockerRuntime>> {
+    match name {
+        "docker" => Some(docker::DockerRuntime::connect("docker")),
+        "podman" => Some(podman::connect("podman")),
+        _ => None,
+    }
+}
 
 /// What to run.
 #[derive(Clone, PartialEq, Eq)]
@@ -54,16 +99,28 @@ pub struct MachineSpec {
     pub env: Vec<(String, String)>,
     /// Labels; [`LABEL_BOX`] is added by the runtime.
     pub labels: BTreeMap<String, String>,
-    /// Ports inside the box to publish on the host's loopback.
+    /// Ports inside the box the host must reach; the runtime answers an
+    /// endpoint for each ([`Machine::endpoints`]).
     pub ports: Vec<u16>,
+    /// Those of [`MachineSpec::ports`] a host engine publishes on every
+    /// interface rather than on loopback (the viewer port of a box whose
+    /// viewer policy says `bind: any`). A vendor's runtime reaches every
+    /// port through its own proxy and ignores this.
+    pub public_ports: Vec<u16>,
     /// Memory limit in bytes.
     pub memory_bytes: Option<u64>,
     /// CPU limit in billionths of a CPU.
     pub nano_cpus: Option<u64>,
+    /// The most processes and threads (the runtime's default when `None`).
+    pub pids_limit: Option<u32>,
     /// A browser profile to keep at [`PROFILE_DIR`], on storage that
     /// outlives the machine (a named volume on Docker). Only when
     /// [`Runtime::can`] says `browser_profile`.
     pub profile: Option<String>,
+    /// When the box ends: a runtime that ends machines itself (a cloud
+    /// vendor's timeout) makes the machine with this deadline, so no server
+    /// has to be up to end it. `None`: the runtime's default lifetime.
+    pub deadline: Option<SystemTime>,
 }
 
 impl fmt::Debug for MachineSpec {
@@ -78,7 +135,9 @@ impl fmt::Debug for MachineSpec {
             .field("ports", &self.ports)
             .field("memory_bytes", &self.memory_bytes)
             .field("nano_cpus", &self.nano_cpus)
+            .field("pids_limit", &self.pids_limit)
             .field("profile", &self.profile)
+            .field("deadline", &self.deadline)
             .finish()
     }
 }
@@ -107,10 +166,57 @@ pub struct Machine {
     pub box_id: Option<String>,
     /// Its state.
     pub state: MachineState,
-    /// Where each published port landed on the host.
-    pub ports: BTreeMap<u16, SocketAddr>,
+    /// How the host reaches each port of [`MachineSpec::ports`] while the
+    /// machine runs: a loopback port on a host engine, a vendor's proxy URL
+    /// with its headers. A start may move them.
+    pub endpoints: BTreeMap<u16, Endpoint>,
     /// Its labels.
     pub labels: BTreeMap<String, String>,
+}
+
+impl Machine {
+    /// How the guest's API is reached.
+    pub fn guest(&self) -> Option<&Endpoint> {
+        self.endpoints.get(&DEFAULT_GUEST_PORT)
+    }
+
+    /// How the Chromium bridge is reached.
+    pub fn bridge(&self) -> Option<&Endpoint> {
+        self.endpoints.get(&BRIDGE_PORT)
+    }
+
+    /// How the viewers (pages and RFB over WebSocket) are reached.
+    pub fn viewer(&self) -> Option<&Endpoint> {
+        self.endpoints.get(&holm_proto::viewer::VIEWER_PORT)
+    }
+}
+
+/// How long boxes may live on a runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LifetimeLimits {
+    /// The lifetimes a server offers unless its runtimes file sets them.
+    pub offered: Lifetimes,
+    /// The longest a box can live at all, where the runtime ends boxes
+    /// itself (a vendor's maximum sandbox life): no setting may go above it.
+    pub hard_max_secs: Option<u64>,
+}
+
+/// Where a runtime's box images come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageSource {
+    /// Built from the bundled Dockerfile on the engine that runs the boxes,
+    /// and run from there (docker; podman and nerdctl alike). Such a runtime
+    /// also makes the air-gapped base ([`Runtime::make_base`]).
+    Engine,
+    /// Built on a host engine (the runtimes file's `build_with`) and handed
+    /// to the runtime once (smolvm, microsandbox).
+    HostEngine {
+        /// The engine that builds.
+        build_with: String,
+    },
+    /// Built by the vendor from the bundled Dockerfile and the files sent
+    /// to it (an E2B template, Vercel's registry, Daytona, Modal).
+    Vendor,
 }
 
 /// What a runtime call can fail with.
@@ -145,14 +251,27 @@ pub enum RuntimeError {
     /// The engine refused or failed.
     #[error("{0}")]
     Engine(String),
+    /// A cloud vendor refused or failed, after the tries its call allows.
+    #[error("runtime {runtime}: {error}")]
+    Vendor {
+        /// The runtime.
+        runtime: String,
+        /// What the vendor said: status, its code and message, its request
+        /// id; never the key.
+        error: remote::VendorError,
+    },
 }
 
 /// A runtime result.
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;
 
-/// A place that runs boxes.
+/// A place that runs boxes. Every runtime runs the same box image (x86_64
+/// Linux, the static guest as entrypoint); [`Runtime::can`] says which
+/// display profiles and lifecycle changes it takes.
 #[async_trait]
 pub trait Runtime: Send + Sync + fmt::Debug + 'static {
+    // ---- Who it is -------------------------------------------------------
+
     /// The name boxes use to pick it.
     fn name(&self) -> &str;
     /// The engine or vendor behind it, such as `docker`.
@@ -161,67 +280,119 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
     fn place(&self) -> Place;
     /// Container, microVM, VM or unknown.
     fn environment(&self) -> Environment;
-    /// What it can do.
+
+    // ---- What it can do --------------------------------------------------
+
+    /// What it can do: a request it cannot do is refused before anything
+    /// starts.
     fn can(&self) -> Can;
+    /// How long its boxes may live: one hour unless asked, at most a day,
+    /// and no hard limit, unless the runtime says otherwise.
+    fn lifetimes(&self) -> LifetimeLimits {
+        LifetimeLimits::default()
+    }
     /// Checks that the engine answers.
     async fn ping(&self) -> Result<()>;
+    /// Checks a box against rules of the runtime that [`Runtime::can`] does
+    /// not say (a vendor's rules for memory and CPUs), before anything
+    /// starts; each problem names its field.
+    fn check(&self, resolved: &Resolved) -> std::result::Result<(), Vec<holm_proto::Issue>> {
+        let _ = resolved;
+        Ok(())
+    }
+
+    // ---- Images ----------------------------------------------------------
+
+    /// Where its box images come from.
+    fn image_source(&self) -> ImageSource;
     /// Makes the box image for `request` available, building it if needed,
-    /// and answers its reference. Progress lines go to `progress`.
+    /// and answers the reference [`Runtime::create`] runs. Progress lines go
+    /// to `progress`.
     async fn prepare_image(
         &self,
         request: &ImageRequest,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String>;
-    /// Creates and starts a machine.
+    /// [`Runtime::prepare_image`] for one box: a runtime whose vendor sets
+    /// memory and CPUs at the image (an E2B template, a Daytona snapshot)
+    /// makes one image per set of apps, packages and resources.
+    async fn prepare_image_for(
+        &self,
+        request: &ImageRequest,
+        resolved: &Resolved,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<String> {
+        let _ = resolved;
+        self.prepare_image(request, progress).await
+    }
+    /// The images holm built on this runtime.
+    async fn images(&self) -> Result<Vec<holm_proto::host::ImageInfo>> {
+        Ok(Vec::new())
+    }
+    /// Removes box images no box uses, as `policy` says (see
+    /// [`crate::image::prune`]), and answers them.
+    async fn prune_images(
+        &self,
+        policy: &crate::image::Prune,
+    ) -> Result<Vec<crate::image::Pruned>> {
+        let _ = policy;
+        Ok(Vec::new())
+    }
+    /// Makes the air-gapped base image if it is missing ([`ImageSource::Engine`]).
+    async fn make_base(&self, _progress: &mut (dyn FnMut(Progress) + Send)) -> Result<()> {
+        Err(self.unsupported("make a base image"))
+    }
+
+    // ---- Machines --------------------------------------------------------
+
+    /// Creates and starts a machine, and answers it with an endpoint for
+    /// each of the spec's ports.
     async fn create(&self, spec: &MachineSpec) -> Result<Machine>;
-    /// Reports a machine.
+    /// Reports a machine, with its endpoints while it runs.
     async fn inspect(&self, id: &str) -> Result<Machine>;
     /// Removes a machine and what it holds. Removing a missing machine is not an error.
     async fn remove(&self, id: &str) -> Result<()>;
     /// Every machine of holm's on this runtime, found by label.
     async fn list(&self) -> Result<Vec<Machine>>;
-    /// The images holm built on this runtime.
-    async fn images(&self) -> Result<Vec<holm_proto::host::ImageInfo>> {
-        Ok(Vec::new())
+    /// The machine of `box_id`, found by its label, if there is one.
+    async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
+        Ok(self.list().await?.into_iter().find(|m| m.box_id.as_deref() == Some(box_id)))
     }
-    /// Makes the air-gapped base image if it is missing.
-    async fn make_base(&self, _progress: &mut (dyn FnMut(Progress) + Send)) -> Result<()> {
-        Err(self.unsupported("make a base image"))
+
+    /// Moves the deadline at which the runtime ends the machine, where it
+    /// ends machines itself (a cloud vendor); on a host runtime the server
+    /// ends boxes, and this does nothing.
+    async fn set_deadline(&self, id: &str, deadline: SystemTime) -> Result<()> {
+        let _ = (id, deadline);
+        Ok(())
     }
-    /// Stops a machine, keeping its files.
+
+    // ---- Changes, where `can` says -----------------------------------------
+
+    /// Stops a machine, keeping its files (`can.stop`).
     async fn stop(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("stop {id}")))
     }
-    /// Starts a stopped machine; its ports may land elsewhere.
+    /// Starts a stopped machine; its endpoints may move (`can.stop`).
     async fn start(&self, id: &str) -> Result<Machine> {
         Err(self.unsupported(&format!("start {id}")))
     }
-    /// Pauses a machine, keeping its memory.
+    /// Pauses a machine, keeping its memory (`can.pause`).
     async fn pause(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("pause {id}")))
     }
-    /// Resumes a paused machine.
+    /// Resumes a paused machine (`can.pause`).
     async fn resume(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("resume {id}")))
     }
     /// Copies a machine's files into an image that a new machine for
     /// `new_box_id` can be made from, and answers the image's reference. The
-    /// copy never carries the original's secret.
+    /// copy never carries the original's secret (`can.fork`).
     async fn fork(&self, id: &str, new_box_id: &str) -> Result<String> {
         let _ = new_box_id;
         Err(self.unsupported(&format!("fork {id}")))
     }
-    /// The machine of `box_id`, found by its label, if there is one.
-    async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
-        Ok(self.list().await?.into_iter().find(|m| m.box_id.as_deref() == Some(box_id)))
-    }
-    /// The box secret a machine was made with, read back from the runtime,
-    /// so a server that lost its records can take the box back. `None` when
-    /// the runtime cannot tell.
-    async fn box_secret(&self, id: &str) -> Result<Option<String>> {
-        let _ = id;
-        Ok(None)
-    }
+
     /// The error for something this runtime cannot do.
     fn unsupported(&self, what: &str) -> RuntimeError {
         RuntimeError::Unsupported { runtime: self.name().to_owned(), what: what.to_owned() }

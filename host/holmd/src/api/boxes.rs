@@ -1,20 +1,24 @@
 //! Creating, listing, getting, changing and removing boxes, their traces,
-//! and their bridge's credentials.
+//! and the credentials of their bridge and their agent.
 
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use holm_http::{Error, StrictJson, StrictQuery};
 use holm_proto::guest::Page;
 use holm_proto::host::{
     BoxInfo, BridgeAccess, BridgeRequest, CreateBox, ExtendBox, ForkBox, ListBoxes, Trace,
     TracesQuery, WaitQuery,
 };
+use holm_proto::progress::ProgressQuery;
 use holm_proto::{ApiError, Issue};
 
+use super::box_path::BoxPath;
 use super::{AppState, TraceBox};
 use crate::service::{Entry, MAX_WAIT_SECS};
 
@@ -81,6 +85,31 @@ pub(super) async fn create(
     Ok(made(waited(&state, &entry, &wait).await?, replayed))
 }
 
+/// `GET /v1/boxes/{id}/progress`: the stages of the box's latest bringing
+/// up, then each as it comes, as NDJSON; the last line is the box.
+pub(super) async fn progress(
+    State(state): State<AppState>,
+    BoxPath(id): BoxPath,
+    StrictQuery(q): StrictQuery<ProgressQuery>,
+) -> Result<Response, Error> {
+    let secs = q.timeout_secs.unwrap_or(MAX_WAIT_SECS);
+    if secs > MAX_WAIT_SECS {
+        return Err(ApiError::invalid_fields(vec![Issue {
+            path: "timeout_secs".into(),
+            problem: format!("must be at most {MAX_WAIT_SECS}, not {secs}"),
+        }])
+        .into());
+    }
+    let entry = state.service.get(&id)?;
+    let stream = state.service.progress(entry, Duration::from_secs(secs)).map(|event| {
+        let mut line = serde_json::to_vec(&event).unwrap_or_default();
+        line.push(b'\n');
+        Ok::<_, std::convert::Infallible>(line)
+    });
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(stream))
+        .into_response())
+}
+
 pub(super) async fn list(
     State(state): State<AppState>,
     StrictQuery(query): StrictQuery<ListBoxes>,
@@ -88,40 +117,65 @@ pub(super) async fn list(
     Ok(Json(state.service.list(&query)?))
 }
 
+/// One box; a running box shows each screen's viewer and takeover URLs,
+/// and the person in control when one is.
 pub(super) async fn get(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
+    headers: HeaderMap,
     StrictQuery(wait): StrictQuery<WaitQuery>,
 ) -> Result<Json<BoxInfo>, Error> {
     let entry = state.service.get(&id)?;
-    Ok(Json(waited(&state, &entry, &wait).await?))
+    let mut info = waited(&state, &entry, &wait).await?;
+    if info.state == holm_proto::host::BoxState::Running {
+        info.viewers =
+            state.service.screen_viewers(&entry, &super::viewers::base_url(&state, &headers)).await;
+        info.human_in_control = state.service.human_in_control(&entry).await;
+    }
+    Ok(Json(info))
 }
 
 pub(super) async fn remove(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.remove(&id, "removed by request").await?))
 }
 
 pub(super) async fn bridge(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
     StrictJson(request): StrictJson<BridgeRequest>,
 ) -> Result<Json<BridgeAccess>, Error> {
-    Ok(Json(state.service.bridge(&id, request.ttl_secs).await?))
+    Ok(Json(state.service.bridge(&id, request.ttl_secs, request.rotate).await?))
+}
+
+pub(super) async fn agent(
+    State(state): State<AppState>,
+    BoxPath(id): BoxPath,
+    StrictJson(request): StrictJson<holm_proto::agent::AgentRequest>,
+) -> Result<Json<holm_proto::agent::AgentAccess>, Error> {
+    Ok(Json(state.service.agent(&id, request.ttl_secs).await?))
+}
+
+pub(super) async fn revoke_agent(
+    State(state): State<AppState>,
+    BoxPath(id): BoxPath,
+) -> Result<StatusCode, Error> {
+    state.service.revoke_agent(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 pub(super) async fn stop(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.stop(&id).await?))
 }
 
 pub(super) async fn start(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
     StrictQuery(wait): StrictQuery<WaitQuery>,
 ) -> Result<Json<BoxInfo>, Error> {
     wait_timeout(&wait)?;
@@ -131,21 +185,21 @@ pub(super) async fn start(
 
 pub(super) async fn pause(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.pause(&id).await?))
 }
 
 pub(super) async fn resume(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.resume(&id).await?))
 }
 
 pub(super) async fn fork(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
     headers: HeaderMap,
     StrictQuery(wait): StrictQuery<WaitQuery>,
     StrictJson(request): StrictJson<ForkBox>,
@@ -155,13 +209,13 @@ pub(super) async fn fork(
     let (entry, replayed) = state.service.fork(&id, request, key).await?;
     let mut response = made(waited(&state, &entry, &wait).await?, replayed);
     // The trace goes with the box forked from, where the command was sent.
-    response.extensions_mut().insert(TraceBox(id));
+    response.extensions_mut().insert(TraceBox(id.into()));
     Ok(response)
 }
 
 pub(super) async fn extend(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
     StrictJson(request): StrictJson<ExtendBox>,
 ) -> Result<Json<BoxInfo>, Error> {
     Ok(Json(state.service.extend(&id, request.by_secs).await?))
@@ -169,7 +223,7 @@ pub(super) async fn extend(
 
 pub(super) async fn traces(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    BoxPath(id): BoxPath,
     StrictQuery(query): StrictQuery<TracesQuery>,
 ) -> Result<Json<Page<Trace>>, Error> {
     let limit = query.limit.unwrap_or(100);

@@ -1,170 +1,24 @@
 //! Routes and their documentation, declared once: [`Api`] registers each
-//! handler with axum and records what it takes and answers, and
-//! [`openapi`] turns the records into `/v1/openapi.json`. A route cannot be
-//! served without being documented, nor documented without being served.
+//! handler with axum and records what it takes and answers
+//! ([`holm_proto::contract::Op`]), and [`openapi`] turns the records into
+//! `/v1/openapi.json`. A route cannot be served without being documented,
+//! nor documented without being served. The guest's routes that holmd
+//! forwards come from the one table of them
+//! ([`holm_proto::contract::GUEST_ROUTES`]), so a guest route cannot be
+//! left out of holmd's forwarding or its document.
 
 use axum::Router;
 use axum::handler::Handler;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
-use schemars::generate::SchemaSettings;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde_json::{Map, Value, json};
-
-type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
-
-fn schema_fn<T: JsonSchema>() -> SchemaFn {
-    |g| g.subschema_for::<T>()
-}
-
-/// What a route's body is.
-#[derive(Debug, Clone, Copy)]
-enum Body {
-    None,
-    Json(SchemaFn),
-    Bytes,
-}
-
-/// What a route answers.
-#[derive(Debug, Clone, Copy)]
-enum Answer {
-    Json(SchemaFn),
-    /// JSON, or an image when the request asked for a screenshot.
-    JsonOrImage(SchemaFn),
-    Image,
-    Ndjson(SchemaFn),
-    /// JSON page, or NDJSON with `follow=true`.
-    JsonOrNdjson(SchemaFn, SchemaFn),
-    Bytes,
-    Empty,
-}
-
-/// The documentation of one route.
-#[derive(Debug, Clone)]
-pub struct Op {
-    summary: &'static str,
-    tag: &'static str,
-    public: bool,
-    query: Option<SchemaFn>,
-    body: Body,
-    answer: Answer,
-    status: u16,
-    pub(crate) method: &'static str,
-    pub(crate) path: &'static str,
-}
-
-impl Op {
-    /// A route that answers JSON of type `T`.
-    pub fn json<T: JsonSchema>(tag: &'static str, summary: &'static str) -> Self {
-        Self::new(tag, summary, Answer::Json(schema_fn::<T>()))
-    }
-
-    /// A route that answers a raw image.
-    pub fn image(tag: &'static str, summary: &'static str) -> Self {
-        Self::new(tag, summary, Answer::Image)
-    }
-
-    /// A route that answers JSON `T`, or an image when a screenshot is asked for.
-    pub fn json_or_image<T: JsonSchema>(tag: &'static str, summary: &'static str) -> Self {
-        Self::new(tag, summary, Answer::JsonOrImage(schema_fn::<T>()))
-    }
-
-    /// A route that answers NDJSON, one `T` a line.
-    pub fn ndjson<T: JsonSchema>(tag: &'static str, summary: &'static str) -> Self {
-        Self::new(tag, summary, Answer::Ndjson(schema_fn::<T>()))
-    }
-
-    /// A route that answers a JSON page `P`, or NDJSON lines of `T` when following.
-    pub fn json_or_ndjson<P: JsonSchema, T: JsonSchema>(
-        tag: &'static str,
-        summary: &'static str,
-    ) -> Self {
-        Self::new(tag, summary, Answer::JsonOrNdjson(schema_fn::<P>(), schema_fn::<T>()))
-    }
-
-    /// A route that answers raw bytes.
-    pub fn bytes(tag: &'static str, summary: &'static str) -> Self {
-        Self::new(tag, summary, Answer::Bytes)
-    }
-
-    /// A route that answers nothing (204).
-    pub fn empty(tag: &'static str, summary: &'static str) -> Self {
-        let mut op = Self::new(tag, summary, Answer::Empty);
-        op.status = 204;
-        op
-    }
-
-    fn new(tag: &'static str, summary: &'static str, answer: Answer) -> Self {
-        Self {
-            summary,
-            tag,
-            public: false,
-            query: None,
-            body: Body::None,
-            answer,
-            status: 200,
-            method: "",
-            path: "",
-        }
-    }
-
-    /// Takes a JSON body of type `T`.
-    #[must_use]
-    pub fn body<T: JsonSchema>(mut self) -> Self {
-        self.body = Body::Json(schema_fn::<T>());
-        self
-    }
-
-    /// Takes a raw body.
-    #[must_use]
-    pub fn raw_body(mut self) -> Self {
-        self.body = Body::Bytes;
-        self
-    }
-
-    /// Takes query parameters, the fields of `T`.
-    #[must_use]
-    pub fn query<T: JsonSchema>(mut self) -> Self {
-        self.query = Some(|g| {
-            // Query parameters are listed one by one, so inline the type.
-            let mut inline = SchemaSettings::draft2020_12()
-                .with(|s| s.inline_subschemas = true)
-                .into_generator();
-            let _ = g;
-            inline.root_schema_for::<T>()
-        });
-        self
-    }
-
-    /// Whether the route needs no credential.
-    pub fn is_public(&self) -> bool {
-        self.public
-    }
-
-    /// The route's path.
-    pub fn path(&self) -> &'static str {
-        self.path
-    }
-
-    /// Answers with this status on success.
-    #[must_use]
-    pub fn status(mut self, status: u16) -> Self {
-        self.status = status;
-        self
-    }
-
-    /// Needs no credential.
-    #[must_use]
-    pub fn public(mut self) -> Self {
-        self.public = true;
-        self
-    }
-}
+pub use holm_proto::contract::Op;
+use holm_proto::contract::{Documented, GUEST_ROUTES, Holmd, Method};
+use serde_json::Value;
 
 /// A router that documents every route it serves.
 #[derive(Debug)]
 pub struct Api<S> {
     router: Router<S>,
-    ops: Vec<Op>,
+    ops: Vec<Documented>,
 }
 
 impl<S: Clone + Send + Sync + 'static> Default for Api<S> {
@@ -174,147 +28,69 @@ impl<S: Clone + Send + Sync + 'static> Default for Api<S> {
 }
 
 impl<S: Clone + Send + Sync + 'static> Api<S> {
-    fn add(
-        mut self,
-        method: &'static str,
-        path: &'static str,
-        route: MethodRouter<S>,
-        mut op: Op,
-    ) -> Self {
-        op.method = method;
-        op.path = path;
+    fn add(mut self, method: Method, path: &str, route: MethodRouter<S>, op: Op) -> Self {
         self.router = self.router.route(path, route);
-        self.ops.push(op);
+        self.ops.push(Documented { method, path: path.to_owned(), op });
         self
     }
 
     /// Serves GET `path`.
     pub fn get<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add("get", path, get(h), op)
+        self.add(Method::Get, path, get(h), op)
     }
 
     /// Serves POST `path`.
     pub fn post<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add("post", path, post(h), op)
+        self.add(Method::Post, path, post(h), op)
     }
 
     /// Serves PUT `path`.
     pub fn put<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add("put", path, put(h), op)
+        self.add(Method::Put, path, put(h), op)
     }
 
     /// Serves PATCH `path`.
     pub fn patch<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add("patch", path, patch(h), op)
+        self.add(Method::Patch, path, patch(h), op)
     }
 
     /// Serves DELETE `path`.
     pub fn delete<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add("delete", path, delete(h), op)
+        self.add(Method::Delete, path, delete(h), op)
+    }
+
+    /// Serves every guest route that holmd forwards, at
+    /// `/v1/boxes/{id}/...`, with `forward`, documented as the table says.
+    pub fn forwarded<H: Handler<T, S> + Clone, T: 'static>(mut self, forward: H) -> Self {
+        for r in GUEST_ROUTES.iter().filter(|r| r.holmd == Holmd::Forward) {
+            let path = r.forwarded_path().expect("a forwarded route has a path through holmd");
+            let route = match r.method {
+                Method::Get => get(forward.clone()),
+                Method::Post => post(forward.clone()),
+                Method::Put => put(forward.clone()),
+                Method::Patch => patch(forward.clone()),
+                Method::Delete => delete(forward.clone()),
+            };
+            self = self.add(r.method, &path, route, r.op);
+        }
+        self
     }
 
     /// The router and the route records.
-    pub fn into_parts(self) -> (Router<S>, Vec<Op>) {
+    pub fn into_parts(self) -> (Router<S>, Vec<Documented>) {
         (self.router, self.ops)
     }
 }
 
 /// The OpenAPI 3.1 document of `ops`.
-pub fn openapi(ops: &[Op], version: &str) -> Value {
-    let mut settings = SchemaSettings::draft2020_12();
-    settings.definitions_path = "/components/schemas".into();
-    let mut g = settings.into_generator();
-    let mut paths = Map::new();
-    let error = g.subschema_for::<holm_proto::ErrorBody>().to_value();
-    for op in ops {
-        let mut parameters: Vec<Value> = op
-            .path
-            .split('/')
-            .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
-            .collect();
-        if let Some(query) = op.query {
-            let schema = query(&mut g).to_value();
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (name, prop) in props {
-                    let mut prop = prop.clone();
-                    let description = prop.as_object_mut().and_then(|o| o.remove("description"));
-                    parameters.push(json!({
-                        "name": name, "in": "query", "required": required.contains(&name.as_str()),
-                        "description": description, "schema": prop,
-                    }));
-                }
-            }
-        }
-        let mut operation = json!({
-            "summary": op.summary,
-            "tags": [op.tag],
-            "operationId": format!("{}_{}", op.method, op.path.trim_start_matches("/v1/").replace(['/', '{', '}'], "_")),
-            "parameters": parameters,
-        });
-        match op.body {
-            Body::None => {}
-            Body::Json(f) => {
-                operation["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": f(&mut g).to_value()}}});
-            }
-            Body::Bytes => {
-                operation["requestBody"] = json!({"required": true, "content": {"application/octet-stream": {"schema": {}}}});
-            }
-        }
-        let image = json!({"image/png": {}, "image/jpeg": {}, "image/webp": {}});
-        let content = match op.answer {
-            Answer::Json(f) => json!({"application/json": {"schema": f(&mut g).to_value()}}),
-            Answer::JsonOrImage(f) => {
-                let mut c = image.clone();
-                c["application/json"] = json!({"schema": f(&mut g).to_value()});
-                c
-            }
-            Answer::Image => image,
-            Answer::Ndjson(f) => json!({"application/x-ndjson": {"schema": f(&mut g).to_value()}}),
-            Answer::JsonOrNdjson(p, t) => json!({
-                "application/json": {"schema": p(&mut g).to_value()},
-                "application/x-ndjson": {"schema": t(&mut g).to_value()},
-            }),
-            Answer::Bytes => json!({"application/octet-stream": {}}),
-            Answer::Empty => Value::Null,
-        };
-        let mut ok = json!({"description": "success"});
-        if !content.is_null() {
-            ok["content"] = content;
-        }
-        let mut responses = Map::new();
-        responses.insert(op.status.to_string(), ok);
-        responses.insert(
-            "default".into(),
-            json!({"description": "an error in the one shape", "content": {"application/json": {"schema": error.clone()}}}),
-        );
-        operation["responses"] = Value::Object(responses);
-        if op.public {
-            operation["security"] = json!([]);
-        }
-        let entry = paths.entry(op.path.to_owned()).or_insert_with(|| json!({}));
-        entry[op.method] = operation;
-    }
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "holmd",
-            "version": version,
-            "description": "Boxes: Linux desktops for AI agents, on every runtime. Every error has one shape: \
-                {\"error\": {\"code\", \"message\", \"hint\", \"details\", \"request_id\"}}."
-        },
-        "paths": paths,
-        "components": {
-            "schemas": g.take_definitions(true),
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"bearer": []}],
-    })
+pub fn openapi(ops: &[Documented], version: &str) -> Value {
+    holm_proto::contract::openapi(
+        ops,
+        "holmd",
+        version,
+        "Boxes: Linux desktops for AI agents, on every runtime. Every error has one shape: \
+         {\"error\": {\"code\", \"message\", \"hint\", \"details\", \"request_id\"}}.",
+    )
 }
 
 #[cfg(test)]
@@ -341,7 +117,7 @@ mod tests {
         assert_eq!(doc["openapi"], "3.1.0");
         let paths = doc["paths"].as_object().unwrap();
         for op in &ops {
-            let entry = &paths[op.path][op.method];
+            let entry = &paths[op.path.as_str()][op.method.lower()];
             assert!(entry["responses"].is_object(), "{} {} has no responses", op.method, op.path);
             assert!(entry["summary"].as_str().is_some_and(|s| !s.is_empty()));
         }
@@ -373,5 +149,40 @@ mod tests {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         assert_eq!(doc["paths"]["/v1/health"]["get"]["security"], serde_json::json!([]));
+    }
+
+    /// holmd's wire schema, checked in (see docs/VERSIONING.md): fails on a
+    /// change not written to `docs/api/holmd.openapi.json` on purpose (run
+    /// with `HOLM_UPDATE_SNAPSHOTS=1`, then review the diff).
+    #[test]
+    fn the_server_schema_matches_its_snapshot() {
+        let (_, ops) = crate::api::routes().into_parts();
+        let text = serde_json::to_string_pretty(&openapi(&ops, "snapshot")).unwrap() + "\n";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/api/holmd.openapi.json");
+        if std::env::var_os("HOLM_UPDATE_SNAPSHOTS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &text).unwrap();
+        }
+        let kept = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            kept == text,
+            "holmd's wire schema changed; if on purpose, run with HOLM_UPDATE_SNAPSHOTS=1 and \
+             review the diff of {}",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn every_forwarded_guest_route_is_served_and_documented() {
+        let (_, ops) = crate::api::routes().into_parts();
+        for r in holm_proto::contract::GUEST_ROUTES {
+            let Some(path) = r.forwarded_path() else { continue };
+            assert!(
+                ops.iter().any(|o| o.method == r.method && o.path == path),
+                "{} {path} is not served",
+                r.method
+            );
+        }
     }
 }

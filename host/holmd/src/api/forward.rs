@@ -1,6 +1,16 @@
 //! Forwarding a box's routes to its guest: `/v1/boxes/{id}/REST` goes to the
-//! guest's `/v1/REST` with the box secret, the same method, query and body,
-//! and the caller's request id. Bodies stream both ways.
+//! guest's `/v1/REST`, at the endpoint its runtime answered (with that
+//! endpoint's headers), with the box secret, the same method, query and
+//! body, and the caller's request id. Bodies stream both ways.
+//!
+//! A request that is not a stream ([`is_stream`]) must be answered whole
+//! within the forward timeout ([`DEFAULT_TIMEOUT`], ten minutes): a guest
+//! that hangs cannot hold a request forever. Streams (a command's events, a
+//! followed output, a command waited for, which may run a day, and file
+//! contents of any size) have no overall limit; they end when the client
+//! goes, when the box leaves `running`, or at the guest's own limits. The
+//! edge refused dot segments before any route ran, so the guest's route is
+//! the one that was checked here.
 
 use std::time::Duration;
 
@@ -10,22 +20,30 @@ use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::Response;
 use futures_util::TryStreamExt;
 use holm_http::{Error, RequestId};
+use holm_proto::contract::GuestRoute;
 use holm_proto::host::BoxState;
-use holm_proto::{ApiError, ErrorCode};
+use holm_proto::{ApiError, ErrorCode, ErrorDetails};
 
 use super::AppState;
+use crate::service::state::require_running;
+use crate::service::{self, Part};
 
 /// Bodies up to this size are read whole and sent with a length, which is
 /// faster for the small JSON bodies of input and commands.
 const SMALL_BODY: usize = 64 * 1024;
 
+/// How long a forwarded request that is not a stream may take, whole.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The client that forwards to guests: pooled, no proxy, no timeout of its
-/// own (commands and streams may run long).
+/// own (commands and streams may run long; see [`DEFAULT_TIMEOUT`]). An idle
+/// connection is let go well before the guest's own idle limit (30 s) ends
+/// it, so a request never lands on a connection the guest is closing.
 pub(super) fn client() -> reqwest::Client {
     holm_client::client_builder()
         .no_proxy()
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(90))
+        .pool_idle_timeout(Duration::from_secs(15))
         .connect_timeout(Duration::from_secs(5))
         .build()
         .expect("a TLS provider is installed")
@@ -44,17 +62,24 @@ fn keep_response_header(name: &HeaderName) -> bool {
         || name.as_str().starts_with("x-holm-")
 }
 
+/// The guest route a forwarded request is, by its method and its path
+/// after `/v1/boxes/{id}` (the router matched a forwarded route, so there
+/// is one unless the method is one the contract does not name).
+fn guest_route(method: &Method, rest: &str) -> Option<&'static GuestRoute> {
+    let method = holm_proto::contract::Method::parse(method.as_str())?;
+    GuestRoute::find(method, &format!("/v1{rest}"))
+}
+
 /// Whether a request only watches the box: watching does not move an idle
-/// deadline, commands do.
+/// deadline, commands do (the contract says which routes watch).
 fn only_watches(method: &Method, rest: &str) -> bool {
-    method == Method::GET
-        && (rest == "/info"
-            || rest.starts_with("/browser/")
-            || rest == "/screens"
-            || (rest.starts_with("/screens/")
-                && (rest.ends_with("/screenshot")
-                    || rest.ends_with("/cursor")
-                    || rest.matches('/').count() == 2)))
+    guest_route(method, rest).is_some_and(|r| r.watches)
+}
+
+/// Whether a request is a stream, which the forward timeout does not bound
+/// (the contract says which routes are).
+fn is_stream(method: &Method, rest: &str) -> bool {
+    guest_route(method, rest).is_some_and(|r| r.stream)
 }
 
 pub(super) async fn forward(
@@ -66,56 +91,46 @@ pub(super) async fn forward(
     let tail = path.strip_prefix("/v1/boxes/").unwrap_or_default();
     let (id, rest) = tail.split_once('/').map_or((tail, ""), |(id, rest)| (id, rest));
     let rest = format!("/{rest}");
-    let entry = state.service.get(id)?;
-    let record = entry.record();
-    match record.state {
-        BoxState::Running => {}
-        BoxState::Creating | BoxState::Starting => {
-            return Err(ApiError::new(ErrorCode::NotReady, format!("box {id} is still starting"))
-                .with_hint(format!("wait with GET /v1/boxes/{id}?wait_for=running"))
-                .into());
-        }
-        BoxState::Unreachable => {
-            return Err(ApiError::new(
-                ErrorCode::GuestUnreachable,
-                format!(
-                    "box {id} is unreachable: {}",
-                    record.reason.as_deref().unwrap_or("no reason known")
-                ),
-            )
-            .into());
-        }
-        other => {
-            let state_name =
-                serde_json::to_value(other).ok().and_then(|v| v.as_str().map(str::to_owned));
-            let mut e = ApiError::new(
-                ErrorCode::NotRunning,
-                format!("box {id} is {}", state_name.as_deref().unwrap_or("not running")),
-            )
-            .with_details(serde_json::json!({ "box_id": id, "state": other }));
-            if let Some(reason) = &record.reason {
-                e = e.with_hint(reason.clone());
-            }
-            return Err(e.into());
-        }
+    if rest == "/secret" {
+        // The box secret is the server's alone: it sets it, never a caller.
+        return Err(holm_http::route_not_found(req.method(), &path));
     }
-    let Some(guest_url) = record.guest_url.as_deref() else {
+    let id = super::box_path::parse(id)?;
+    let entry = state.service.get(&id)?;
+    let record = entry.record();
+    require_running(&record)?;
+    let Some(guest) = record.guest.as_ref() else {
         return Err(Error::internal(format!("running box {id} has no guest address")));
     };
     if !only_watches(req.method(), &rest) {
         state.service.touch(&entry);
     }
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
-    let mut url = format!("{guest_url}/v1{rest}");
+    if super::upgrade::is_websocket(req.headers()) {
+        let command = !only_watches(req.method(), &rest);
+        return super::upgrade::forward(
+            &state,
+            entry,
+            (super::upgrade::Upstream::Guest, &format!("/v1{rest}")),
+            command,
+            &request_id,
+            req,
+        )
+        .await;
+    }
+    let mut url = guest.join(&format!("/v1{rest}"));
     if let Some(q) = req.uri().query() {
         url.push('?');
         url.push_str(q);
     }
     let method = req.method().clone();
+    let deadline =
+        (!is_stream(&method, &rest)).then(|| tokio::time::Instant::now() + state.forward_timeout);
     let headers = req.headers().clone();
-    let mut rb = state
-        .http
-        .request(method, &url)
+    // Through the endpoint the runtime answered: its headers (a vendor
+    // proxy's token), then the guest's own credential.
+    let mut rb = guest
+        .apply(state.http.request(method, &url))
         .bearer_auth(&record.secret)
         .header("x-request-id", &request_id);
     for name in FORWARD_REQUEST {
@@ -144,24 +159,37 @@ pub(super) async fn forward(
     let left = async move {
         let _ = state_rx.wait_for(|s| *s != BoxState::Running).await;
     };
+    let timed_out = || {
+        Error::from(
+            ApiError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "the agent in box {id} did not answer within {} seconds",
+                    state.forward_timeout.as_secs()
+                ),
+            )
+            .with_hint("a request that is not a stream must be answered whole in that time"),
+        )
+    };
+    let until_deadline = async move {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d).await,
+            None => std::future::pending().await,
+        }
+    };
     let response = tokio::select! {
+        () = until_deadline => return Err(timed_out()),
         r = rb.send() => r.map_err(|e| {
             tracing::warn!(box_id = %id, error = %e, "the guest did not answer");
-            Error::from(
-                ApiError::new(
-                    ErrorCode::GuestUnreachable,
-                    format!("the agent in box {id} did not answer"),
-                )
-                .with_hint("the box may be stopping; GET the box to see its state"),
-            )
+            Error::from(service::Error::GuestDown { id: id.to_string(), part: Part::Agent, late: false })
         })?,
         () = left => {
             let now = entry.record();
             let mut e = ApiError::new(
                 ErrorCode::NotRunning,
-                format!("box {id} left running while the request ran: it is {}", serde_json::to_value(now.state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()),
+                format!("box {id} left running while the request ran: it is {}", now.state),
             )
-            .with_details(serde_json::json!({ "box_id": id, "state": now.state }));
+            .with_kind(ErrorDetails::BoxNotRunning { box_id: id.to_string(), state: now.state });
             if let Some(reason) = now.reason {
                 e = e.with_hint(reason);
             }
@@ -176,7 +204,32 @@ pub(super) async fn forward(
         }
     }
     let stream = response.bytes_stream().map_err(std::io::Error::other);
-    out.body(Body::from_stream(stream)).map_err(Error::internal)
+    let body = match deadline {
+        None => Body::from_stream(stream),
+        Some(d) => Body::from_stream(until(stream, d)),
+    };
+    out.body(body).map_err(Error::internal)
+}
+
+/// `stream`, ended with an error at `deadline`: an answer that is not a
+/// stream must be whole by then.
+fn until<S>(
+    stream: S,
+    deadline: tokio::time::Instant,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + Unpin,
+{
+    futures_util::stream::unfold(Some(stream), move |s| async move {
+        let mut s = s?;
+        tokio::select! {
+            item = futures_util::StreamExt::next(&mut s) => item.map(|i| (i, Some(s))),
+            () = tokio::time::sleep_until(deadline) => Some((
+                Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the forward timeout passed")),
+                None,
+            )),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -194,5 +247,20 @@ mod tests {
         assert!(!only_watches(&Method::GET, "/files/content"));
         assert!(only_watches(&Method::GET, "/browser/screenshot"));
         assert!(!only_watches(&Method::POST, "/browser/click"));
+    }
+
+    #[test]
+    fn streams_are_not_bounded_and_the_rest_is() {
+        assert!(is_stream(&Method::POST, "/commands/stream"));
+        assert!(is_stream(&Method::POST, "/commands/run"));
+        assert!(is_stream(&Method::GET, "/processes/p_1/output"));
+        assert!(is_stream(&Method::POST, "/processes/p_1/stdin"));
+        assert!(is_stream(&Method::PUT, "/files/content"));
+        assert!(is_stream(&Method::GET, "/files/content"));
+        assert!(!is_stream(&Method::POST, "/screens/0/input"));
+        assert!(!is_stream(&Method::GET, "/screens/0/screenshot"));
+        assert!(!is_stream(&Method::POST, "/browser/navigate"));
+        assert!(!is_stream(&Method::GET, "/processes/p_1"));
+        assert!(!is_stream(&Method::POST, "/processes/p_1/signal"));
     }
 }

@@ -6,11 +6,14 @@
 //! response carries `x-request-id`; every error has the one shape. Every
 //! request to a box (but reading its record or its traces) leaves a trace.
 
+mod box_path;
 mod boxes;
 pub mod doc;
-mod forward;
+pub mod forward;
 mod images;
 mod runtimes;
+mod upgrade;
+mod viewers;
 
 use std::sync::Arc;
 
@@ -23,19 +26,14 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use holm_http::{Error, RequestId};
 use holm_proto::ApiError;
-use holm_proto::guest::{
-    ClickRequest, CommandEvent, CommandRequest, CommandResult, CursorPosition, EvaluateRequest,
-    EvaluateResult, FileInfo, FileStat, FillRequest, Info, InputRequest, InputResult, ListQuery,
-    LoadStateResult, MkdirRequest, NavigateRequest, OpenTab, OutputEvent, OutputPage, OutputQuery,
-    Page, PageContent, PageResult, PageScreenshotOptions, PathQuery, PressRequest, ProcessInfo,
-    ProcessStart, RemoveRequest, RenameRequest, Screen, ScreenshotOptions, SignalRequest,
-    StdinQuery, StorageState, Tab, TabQuery, TypeRequest, WaitRequest, WriteQuery,
-};
+use holm_proto::guest::Page;
 use holm_proto::host::{
     AddRuntime, AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage,
-    ChangeRuntime, CreateBox, ExtendBox, ForkBox, ImageInfo, ListBoxes, ReplaceRuntime,
-    RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
+    ChangeRuntime, CreateBox, ExtendBox, ForkBox, ImageInfo, ListBoxes, PruneImages, PrunedImage,
+    ReplaceRuntime, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
+use holm_proto::progress::{BoxEvent, ProgressQuery};
+use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
 
 use self::doc::{Api, Op};
 use crate::service::Service;
@@ -49,11 +47,41 @@ pub struct AppState {
     pub http: reqwest::Client,
     /// The OpenAPI document, made once.
     pub openapi: Arc<serde_json::Value>,
+    /// How long a forwarded request that is not a stream may take, whole.
+    pub forward_timeout: std::time::Duration,
+    /// `HOLM_PUBLIC_URL`: the address viewer URLs name, behind a proxy.
+    pub public_url: Option<String>,
+}
+
+/// What [`app_with`] needs besides the service.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    /// The bearer token every route but the public ones needs, when set.
+    pub token: Option<String>,
+    /// The web edge every route passes first ([`holm_http::edge`]).
+    pub edge: Arc<holm_http::Edge>,
+    /// How long a forwarded request that is not a stream may take, whole.
+    pub forward_timeout: std::time::Duration,
+    /// `HOLM_PUBLIC_URL`: the address viewer URLs name, behind a proxy
+    /// (else the address each caller used).
+    pub public_url: Option<String>,
+}
+
+impl AppOptions {
+    /// A loopback server's options with `token`.
+    pub fn loopback(token: Option<String>) -> Self {
+        Self {
+            token,
+            edge: Arc::new(holm_http::Edge::new(([127, 0, 0, 1], 0).into(), None)),
+            forward_timeout: forward::DEFAULT_TIMEOUT,
+            public_url: None,
+        }
+    }
 }
 
 /// Every route, served and documented.
 pub fn routes() -> Api<AppState> {
-    use self::{boxes as b, forward as f, images as i, runtimes as r};
+    use self::{boxes as b, forward as f, images as i, runtimes as r, viewers as v};
     Api::default()
         .get("/v1/health", r::health, Op::json::<ServerHealth>("server", "The server answers").public())
         .get("/v1/openapi.json", r::openapi, Op::json::<serde_json::Value>("server", "This document").public())
@@ -123,82 +151,59 @@ pub fn routes() -> Api<AppState> {
             Op::json::<BoxInfo>("lifecycle", "Move the end of a box's lifetime later, up to its runtime's maximum").body::<ExtendBox>(),
         )
         .get(
+            "/v1/boxes/{id}/progress",
+            b::progress,
+            Op::ndjson::<BoxEvent>(
+                "boxes",
+                "The stages of the box's latest making or start (image with its build lines, container, \
+                 desktop, browser), then each as it comes, until it runs, fails or timeout_secs pass; \
+                 the last line is the box. Reading it leaves no trace",
+            )
+            .query::<ProgressQuery>(),
+        )
+        .get(
             "/v1/boxes/{id}/traces",
             b::traces,
             Op::json::<Page<Trace>>("boxes", "The requests through the server to a box, oldest first, a page at a time")
                 .query::<TracesQuery>(),
         )
-        .get("/v1/boxes/{id}/info", f::forward, Op::json::<Info>("desktop", "The guest's version, screens and capabilities"))
-        .get("/v1/boxes/{id}/screens", f::forward, Op::json::<Page<Screen>>("desktop", "The box's screens"))
-        .get("/v1/boxes/{id}/screens/{screen}", f::forward, Op::json::<Screen>("desktop", "One screen"))
-        .get(
-            "/v1/boxes/{id}/screens/{screen}/cursor",
-            f::forward,
-            Op::json::<CursorPosition>("desktop", "Where the pointer is"),
-        )
-        .get(
-            "/v1/boxes/{id}/screens/{screen}/screenshot",
-            f::forward,
-            Op::image("desktop", "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame")
-                .query::<ScreenshotOptions>(),
-        )
         .post(
-            "/v1/boxes/{id}/screens/{screen}/input",
-            f::forward,
-            Op::json_or_image::<InputResult>("desktop", "Input actions in order; with screenshot, answer the image after them")
-                .body::<InputRequest>(),
+            "/v1/boxes/{id}/viewers",
+            v::create,
+            Op::json::<ViewerGrant>(
+                "viewers",
+                "A new viewer URL for one screen: watch only (mode view) or takeover (mode control), \
+                 with its own token (after # in the URL), expiring after expires_after_secs (default 3600)",
+            )
+            .body::<CreateViewer>()
+            .status(201),
         )
-        .post(
-            "/v1/boxes/{id}/commands/run",
-            f::forward,
-            Op::json::<CommandResult>("commands", "Run a command and wait for it").body::<CommandRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/commands/stream",
-            f::forward,
-            Op::ndjson::<CommandEvent>("commands", "Run a command and stream its events").body::<CommandRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/processes",
-            f::forward,
-            Op::json::<ProcessInfo>("processes", "Start a background process").body::<ProcessStart>(),
-        )
-        .get("/v1/boxes/{id}/processes", f::forward, Op::json::<Page<ProcessInfo>>("processes", "The background processes"))
-        .get("/v1/boxes/{id}/processes/{process}", f::forward, Op::json::<ProcessInfo>("processes", "One background process"))
+        .get("/v1/boxes/{id}/viewers", v::list, Op::json::<Page<ViewerGrant>>("viewers", "The viewer URLs of the box's current desktop"))
         .delete(
-            "/v1/boxes/{id}/processes/{process}",
-            f::forward,
-            Op::empty("processes", "Kill a background process if it runs, and forget it"),
+            "/v1/boxes/{id}/viewers/{grant}",
+            v::revoke,
+            Op::json::<ViewerGrant>("viewers", "Revoke a viewer URL: it opens nothing more, and its open connections close"),
+        )
+        .post(
+            "/v1/boxes/{id}/handoff",
+            v::ask,
+            Op::json::<Handoff>(
+                "viewers",
+                "Ask a person for help: answers a takeover URL whose page shows the reason; the agent's \
+                 input is refused while the person is in control",
+            )
+            .body::<AskForHelp>(),
         )
         .get(
-            "/v1/boxes/{id}/processes/{process}/output",
-            f::forward,
-            Op::json_or_ndjson::<OutputPage, OutputEvent>("processes", "Output events after a cursor; follow=true streams")
-                .query::<OutputQuery>(),
+            "/v1/boxes/{id}/handoff",
+            v::handoff,
+            Op::json::<Handoff>(
+                "viewers",
+                "The handoff between agent and person; with wait_for=handed_back, answer once the person hands back \
+                 (or at timeout_secs, at most 900, as it is then)",
+            )
+            .query::<HandoffWait>(),
         )
-        .post(
-            "/v1/boxes/{id}/processes/{process}/stdin",
-            f::forward,
-            Op::empty("processes", "Write the raw body to standard input; eof=true closes it")
-                .query::<StdinQuery>()
-                .raw_body(),
-        )
-        .post(
-            "/v1/boxes/{id}/processes/{process}/signal",
-            f::forward,
-            Op::empty("processes", "Send a signal").body::<SignalRequest>(),
-        )
-        .get("/v1/boxes/{id}/files/content", f::forward, Op::bytes("files", "Read a file").query::<PathQuery>())
-        .put(
-            "/v1/boxes/{id}/files/content",
-            f::forward,
-            Op::json::<FileInfo>("files", "Write a file atomically, making parents").query::<WriteQuery>().raw_body(),
-        )
-        .get("/v1/boxes/{id}/files/list", f::forward, Op::json::<Page<FileInfo>>("files", "List a directory").query::<ListQuery>())
-        .get("/v1/boxes/{id}/files/stat", f::forward, Op::json::<FileStat>("files", "Describe a path").query::<PathQuery>())
-        .post("/v1/boxes/{id}/files/mkdir", f::forward, Op::json::<FileInfo>("files", "Make a directory").body::<MkdirRequest>())
-        .post("/v1/boxes/{id}/files/remove", f::forward, Op::empty("files", "Remove a path").body::<RemoveRequest>())
-        .post("/v1/boxes/{id}/files/rename", f::forward, Op::json::<FileInfo>("files", "Rename a path").body::<RenameRequest>())
         .post(
             "/v1/boxes/{id}/bridge",
             b::bridge,
@@ -209,85 +214,6 @@ pub fn routes() -> Api<AppState> {
                  connection without headers before expires_at",
             )
             .body::<BridgeRequest>(),
-        )
-        .get("/v1/boxes/{id}/browser/tabs", f::forward, Op::json::<Page<Tab>>("browser", "The browser's tabs"))
-        .post(
-            "/v1/boxes/{id}/browser/tabs",
-            f::forward,
-            Op::json::<Tab>("browser", "Open a tab, make it current, and wait for its page to load").body::<OpenTab>(),
-        )
-        .delete("/v1/boxes/{id}/browser/tabs/{tab}", f::forward, Op::empty("browser", "Close a tab"))
-        .post(
-            "/v1/boxes/{id}/browser/tabs/{tab}/activate",
-            f::forward,
-            Op::empty("browser", "Bring a tab to the front and make it current"),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/navigate",
-            f::forward,
-            Op::json::<PageResult>("browser", "Load a URL and wait for load, DOMContentLoaded or commit")
-                .body::<NavigateRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/click",
-            f::forward,
-            Op::json::<PageResult>("browser", "Click the first visible element that matches a CSS selector, with real mouse events")
-                .body::<ClickRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/type",
-            f::forward,
-            Op::json::<PageResult>("browser", "Type text as key presses, into the element that matches or where the focus is")
-                .body::<TypeRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/fill",
-            f::forward,
-            Op::json::<PageResult>("browser", "Set a field's value at once, firing input and change").body::<FillRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/press",
-            f::forward,
-            Op::json::<PageResult>("browser", "Press a key or chord such as Enter or Control+a").body::<PressRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/wait",
-            f::forward,
-            Op::json::<PageResult>("browser", "Wait (bounded) until an element is visible, attached, hidden or detached")
-                .body::<WaitRequest>(),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/evaluate",
-            f::forward,
-            Op::json::<EvaluateResult>("browser", "Evaluate a JavaScript expression; an exception is a page_error")
-                .body::<EvaluateRequest>(),
-        )
-        .get(
-            "/v1/boxes/{id}/browser/screenshot",
-            f::forward,
-            Op::image("browser", "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height")
-                .query::<PageScreenshotOptions>(),
-        )
-        .get(
-            "/v1/boxes/{id}/browser/text",
-            f::forward,
-            Op::json::<PageContent>("browser", "The text a person sees in a tab").query::<TabQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/browser/html",
-            f::forward,
-            Op::json::<PageContent>("browser", "The HTML of a tab").query::<TabQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/browser/state",
-            f::forward,
-            Op::json::<StorageState>("browser", "save_state: the cookies and the local and session storage of every origin open in a tab"),
-        )
-        .post(
-            "/v1/boxes/{id}/browser/state",
-            f::forward,
-            Op::json::<LoadStateResult>("browser", "load_state: put cookies and storage (from any box) into this box's browser")
-                .body::<StorageState>(),
         )
         .get("/v1/images", i::list, Op::json::<Page<ImageInfo>>("images", "The images holm built"))
         .post(
@@ -300,24 +226,68 @@ pub fn routes() -> Api<AppState> {
             i::base,
             Op::ndjson::<BuildEvent>("images", "Make the air-gapped base image if it is missing").body::<BuildImage>(),
         )
+        .post(
+            "/v1/images/prune",
+            i::prune,
+            Op::json::<Page<PrunedImage>>(
+                "images",
+                "Remove box images no box uses: those made for other holm versions, or with all, \
+                 every unused one; dry_run says what would go",
+            )
+            .body::<PruneImages>(),
+        )
         .get("/v1/apps", i::apps, Op::json::<Page<AppInfo>>("images", "The app catalogue"))
+        .post(
+            "/v1/boxes/{id}/agent",
+            b::agent,
+            Op::json::<holm_proto::agent::AgentAccess>(
+                "debug",
+                "How to reach the box's guest API straight from the server's host: its URL, and an \
+                 Authorization header with a new credential that opens only this box's guest, is not \
+                 the box secret, cannot manage credentials, and expires after ttl_secs (default 300, \
+                 at most 3600). The one response that carries a secret, with the bridge's",
+            )
+            .body::<holm_proto::agent::AgentRequest>(),
+        )
+        .delete(
+            "/v1/boxes/{id}/agent",
+            b::revoke_agent,
+            Op::empty("debug", "Revoke every agent credential of the box: its guest refuses them from now on"),
+        )
+        .forwarded(f::forward)
 }
 
-/// Builds the whole router for `service`, with `token` required when set.
+/// Builds the whole router for `service` on loopback, with `token` required
+/// when set.
 pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
-    app_with(service, token, Router::new())
+    app_with(service, AppOptions::loopback(token), Router::new())
 }
 
-/// [`app`] with `extra` routes (MCP at `/mcp`) served behind the same token
-/// and request ids.
-pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> Router {
+/// [`app`] with `extra` routes (MCP at `/mcp`, and any later frontend)
+/// served behind the same web edge, token and request ids: every route of
+/// holmd passes through here, so a new one needs nothing of its own to be
+/// checked. The viewer routes pass the edge too, but not the token: the
+/// guest checks each viewer URL's own token.
+pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Router {
     let (router, ops) = routes().into_parts();
-    let public_paths: Arc<Vec<&'static str>> =
-        Arc::new(ops.iter().filter(|o| o.is_public()).map(|o| o.path()).collect());
+    let public_paths: Arc<Vec<String>> =
+        Arc::new(ops.iter().filter(|o| o.op.public).map(|o| o.path.clone()).collect());
     let openapi = Arc::new(doc::openapi(&ops, env!("CARGO_PKG_VERSION")));
-    let state = AppState { service, http: forward::client(), openapi };
-    let token: Option<Arc<[u8]>> = token.map(|t| t.as_bytes().into());
-    Router::new()
+    let state = AppState {
+        service,
+        http: forward::client(),
+        openapi,
+        forward_timeout: options.forward_timeout,
+        public_url: options.public_url,
+    };
+    // Not behind the server token and not traced: the guest checks each
+    // viewer URL's own token, so a URL can be handed to a person.
+    let viewer = Router::new()
+        .route("/v1/boxes/{id}/viewer/{*rest}", axum::routing::any(viewers::proxy))
+        .with_state(state.clone());
+    let token: Option<Arc<[u8]>> = options.token.map(|t| t.as_bytes().into());
+    let edge = options.edge;
+    let routes = Router::new()
         .merge(router)
         .fallback(route_not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -330,14 +300,16 @@ pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> 
             let public_paths = Arc::clone(&public_paths);
             async move {
                 match token {
-                    Some(t) if !public_paths.contains(&req.uri().path()) => {
+                    Some(t) if !public_paths.iter().any(|p| p == req.uri().path()) => {
                         holm_http::require_bearer(&t, "the server token", req, next).await
                     }
                     _ => next.run(req).await,
                 }
             }
         }))
-        .layer(middleware::from_fn(holm_http::request_id))
+        .merge(viewer);
+    // The edge before the token: a page's request is refused as what it is.
+    edge.layer(routes).layer(middleware::from_fn(holm_http::request_id))
 }
 
 /// Names the box a response is about, for its trace, when the path does not.
@@ -345,11 +317,13 @@ pub fn app_with(service: Arc<Service>, token: Option<String>, extra: Router) -> 
 pub struct TraceBox(pub String);
 
 /// The box a request's path is about, when its trace is kept: every route
-/// under `/v1/boxes/{id}` but reading the record and reading the traces.
+/// under `/v1/boxes/{id}` but reading the record, the traces or the progress.
 fn traced_box(method: &Method, path: &str) -> Option<String> {
     let rest = path.strip_prefix("/v1/boxes/")?;
     let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
-    if (tail.is_empty() && method == Method::GET) || tail == "traces" || id.is_empty() {
+    let reading =
+        (tail.is_empty() && method == Method::GET) || tail == "traces" || tail == "progress";
+    if reading || id.is_empty() {
         return None;
     }
     Some(id.to_owned())
@@ -392,6 +366,7 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
             code,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             request_id,
+            control: None,
         });
     }
     response
@@ -418,6 +393,7 @@ mod tests {
         assert_eq!(traced_box(&Method::DELETE, "/v1/boxes/box_a").as_deref(), Some("box_a"));
         assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a"), None);
         assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/traces"), None);
+        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/progress"), None);
         assert_eq!(traced_box(&Method::POST, "/v1/boxes"), None);
         assert_eq!(
             query_names(Some("path=/root/secret.txt&follow=true&token=abc")),

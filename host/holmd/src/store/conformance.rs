@@ -4,6 +4,7 @@
 //! Ids are random per run, so a run against a shared database still checks
 //! only its own items.
 
+use holm::runtime::Endpoint;
 use holm_proto::host::{BoxSpec, BoxState, Placement, Trace};
 
 use super::{BoxRecord, IdempotencyRecord, RuntimeRecord, Store};
@@ -14,7 +15,12 @@ pub fn record(id: &str, created_at: u64) -> BoxRecord {
         id: id.into(),
         runtime: "docker".into(),
         machine_id: Some(format!("machine-{id}")),
-        guest_url: Some("http://127.0.0.1:1".into()),
+        // A vendor's proxy, with the header it needs: stored whole.
+        guest: Some(
+            Endpoint::new(&format!("https://8765-{id}.proxy.example"))
+                .and_then(|e| e.with_header("x-proxy-token", &format!("token-of-{id}")))
+                .expect("a valid endpoint"),
+        ),
         secret: format!("secret-of-{id}"),
         spec: BoxSpec { screens: Some(2), ..BoxSpec::default() },
         placement: Placement { idle_timeout_secs: Some(600), ..Placement::default() },
@@ -27,8 +33,15 @@ pub fn record(id: &str, created_at: u64) -> BoxRecord {
         idle_timeout_secs: Some(600),
         last_activity: created_at,
         forked_from: None,
-        bridge_url: Some("http://127.0.0.1:2".into()),
+        bridge: Some(Endpoint::loopback(([127, 0, 0, 1], 2).into())),
         bridge_secret: Some(format!("bridge-secret-of-{id}")),
+        viewer: None,
+        viewer_key: None,
+        viewer_grants: Vec::new(),
+        control_seen: None,
+        pool: None,
+        guest_proto: None,
+        ended_at: None,
     }
 }
 
@@ -45,6 +58,7 @@ pub fn trace(box_id: &str, id: &str) -> Trace {
         code: None,
         duration_ms: 12,
         request_id: "req_0".into(),
+        control: None,
     }
 }
 
@@ -79,7 +93,7 @@ pub async fn run(store: &dyn Store) {
     let mut ra2 = ra.clone();
     ra2.state = BoxState::Removed;
     ra2.reason = Some("removed by request".into());
-    ra2.guest_url = None;
+    ra2.guest = None;
     store.put_box(&ra2).await.unwrap();
     assert_eq!(mine(store.boxes().await.unwrap()), vec![rb.clone(), ra2.clone()], "replaced");
 

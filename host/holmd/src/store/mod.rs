@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use holm_proto::host::Trace;
 use serde::{Deserialize, Serialize};
 
-pub use self::record::{BoxRecord, rfc3339};
+pub use self::record::{BoxRecord, ControlSeen, Grant, rfc3339};
 
 /// What a store call can fail with.
 #[derive(Debug, thiserror::Error)]

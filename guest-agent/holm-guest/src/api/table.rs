@@ -1,0 +1,75 @@
+//! The guest's router, built from the one table of its routes
+//! ([`holm_proto::contract::GUEST_ROUTES`]): a handler is registered by the
+//! method and path it has there, and a route the table does not declare is
+//! refused when the router is built, so the guest serves exactly the
+//! contract (a test compares the two).
+
+use axum::Router;
+use axum::handler::Handler;
+use axum::routing::{MethodRouter, delete, get, patch, post, put};
+use holm_proto::contract::{GUEST_ROUTES, GuestRoute, Method};
+
+use super::AppState;
+
+/// Routes being registered, and which.
+#[derive(Debug, Default)]
+pub(super) struct Routes {
+    router: Router<AppState>,
+    served: Vec<&'static GuestRoute>,
+}
+
+impl Routes {
+    /// Serves `method` `path` with `handler`.
+    pub(super) fn on<H: Handler<T, AppState>, T: 'static>(
+        self,
+        method: Method,
+        path: &'static str,
+        handler: H,
+    ) -> Self {
+        self.on_with(method, path, handler, |m| m)
+    }
+
+    /// Serves `method` `path` with `handler`, with `layer` around it.
+    pub(super) fn on_with<H: Handler<T, AppState>, T: 'static>(
+        mut self,
+        method: Method,
+        path: &'static str,
+        handler: H,
+        layer: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,
+    ) -> Self {
+        let route = declared(method, path);
+        let handler = match method {
+            Method::Get => get(handler),
+            Method::Post => post(handler),
+            Method::Put => put(handler),
+            Method::Patch => patch(handler),
+            Method::Delete => delete(handler),
+        };
+        self.router = self.router.route(path, layer(handler));
+        self.served.push(route);
+        self
+    }
+
+    /// Adds `other`'s routes.
+    pub(super) fn merge(mut self, other: Self) -> Self {
+        self.router = self.router.merge(other.router);
+        self.served.extend(other.served);
+        self
+    }
+
+    /// The router, and the routes it serves.
+    pub(super) fn into_parts(self) -> (Router<AppState>, Vec<&'static GuestRoute>) {
+        (self.router, self.served)
+    }
+}
+
+/// The table's record of `method` `path`.
+///
+/// # Panics
+/// When the table has none: every guest route is declared in
+/// `holm_proto::contract` first, so holmd forwards and documents it.
+fn declared(method: Method, path: &str) -> &'static GuestRoute {
+    GUEST_ROUTES.iter().find(|r| r.method == method && r.path == path).unwrap_or_else(|| {
+        panic!("{method} {path} is not in holm_proto::contract::GUEST_ROUTES: declare it there")
+    })
+}

@@ -1,0 +1,456 @@
+//! The viewer port: every screen's page, its assets, and its RFB stream over
+//! WebSocket, carried by the guest itself (no websockify).
+//!
+//! | path | what |
+//! |---|---|
+//! | `GET /{screen}/view`, `GET /{screen}/takeover` | the page (the token is in the URL's fragment, which no server sees) |
+//! | `GET /{screen}/{view,takeover}/session` | what the page shows: the box, the screen, the handoff (token as `Authorization: Bearer`) |
+//! | `POST /{screen}/takeover/control` | hand control back, or take it again |
+//! | `GET /{screen}/{view,takeover}/rfb` | the RFB stream: a WebSocket whose subprotocols are `holm-rfb.v1` and `holm-token.<token>` (or the token as a bearer header) |
+//! | `GET /assets/...`, `GET /novnc/...` | the page's script and style, and noVNC (Debian's `novnc` package) |
+//!
+//! A watch-only connection's input messages are dropped here, where the
+//! stream is served, whatever the page sends.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::{SinkExt, StreamExt};
+use holm_http::StrictJson;
+use holm_http::viewer_token::Claims;
+use holm_proto::viewer::{
+    ControlAction, ControlRequest, RFB_PROTOCOL, TOKEN_PROTOCOL_PREFIX, ViewerMode, ViewerSession,
+};
+use holm_proto::{ApiError, ErrorCode};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+
+use super::rfb::{ClientStream, Kind};
+use super::state::{Connection, Viewers};
+use crate::api::Error;
+
+/// What the viewer port's handlers reach.
+#[derive(Clone, Debug)]
+pub struct ViewerState {
+    /// The grants, connections and handoff.
+    pub viewers: Arc<Viewers>,
+    /// Screen `i`'s VNC server listens on loopback `vnc_port_base + i`.
+    pub vnc_port_base: u16,
+    /// Where Debian's noVNC files are.
+    pub novnc_dir: PathBuf,
+    /// The address VNC connections of watch-only viewers come from.
+    pub view_source: std::net::IpAddr,
+}
+
+const PAGE: &str = include_str!("assets/page.html");
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("app.js", "text/javascript; charset=utf-8", include_str!("assets/app.js")),
+    ("live.js", "text/javascript; charset=utf-8", include_str!("assets/live.js")),
+    ("app.css", "text/css; charset=utf-8", include_str!("assets/app.css")),
+];
+
+/// The page's content security policy: its own scripts and connections only.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+     connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
+/// The viewer port's router.
+pub fn router(state: ViewerState) -> Router {
+    Router::new()
+        .route("/{screen}/{mode}", get(page))
+        .route("/{screen}/{mode}/session", get(session))
+        .route("/{screen}/{mode}/control", post(control))
+        .route("/{screen}/{mode}/rfb", get(rfb))
+        .route("/assets/{name}", get(asset))
+        .route("/novnc/{*path}", get(novnc))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(middleware::from_fn(holm_http::request_id))
+}
+
+async fn not_found(req: Request) -> Error {
+    holm_http::route_not_found(req.method(), req.uri().path())
+        .hint("a viewer page is /SCREEN/view or /SCREEN/takeover, with its token after #")
+}
+
+async fn method_not_allowed(req: Request) -> Error {
+    holm_http::method_not_allowed(req.method(), req.uri().path())
+}
+
+/// Reads `/{screen}/{view|takeover}`.
+fn place(screen: &str, mode: &str) -> Result<(u8, ViewerMode), Error> {
+    let mode = match mode {
+        "view" => ViewerMode::View,
+        "takeover" => ViewerMode::Control,
+        other => {
+            return Err(ApiError::new(
+                ErrorCode::RouteNotFound,
+                format!("{other:?} is not a viewer: use view or takeover"),
+            )
+            .into());
+        }
+    };
+    let screen = screen.parse::<u8>().map_err(|_| {
+        Error::from(ApiError::new(
+            ErrorCode::NotFound,
+            format!("{screen:?} is not a screen number (0-based)"),
+        ))
+    })?;
+    Ok((screen, mode))
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+fn secure_headers(response: &mut Response) {
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+}
+
+async fn page(UrlPath((screen, mode)): UrlPath<(String, String)>) -> Result<Response, Error> {
+    place(&screen, &mode)?;
+    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
+    secure_headers(&mut r);
+    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
+    Ok(r)
+}
+
+async fn asset(UrlPath(name): UrlPath<String>) -> Result<Response, Error> {
+    let (_, mime, body) = ASSETS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
+        Error::from(ApiError::new(ErrorCode::NotFound, format!("no asset {name:?}")))
+    })?;
+    Ok(static_response(mime, Body::from(*body)))
+}
+
+/// Static files may be loaded from another origin (an MCP Apps view imports
+/// the live screen's module through holmd).
+fn static_response(mime: &str, body: Body) -> Response {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(mime).unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    r
+}
+
+/// Only noVNC's library (`core/`, `vendor/`) is served, and only plain
+/// relative paths into it.
+fn novnc_path(dir: &Path, path: &str) -> Option<PathBuf> {
+    let allowed = path.starts_with("core/") || path.starts_with("vendor/");
+    let plain = path.split('/').all(|part| {
+        !part.is_empty()
+            && part != "."
+            && part != ".."
+            && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+    });
+    (allowed && plain && path.ends_with(".js")).then(|| dir.join(path))
+}
+
+async fn novnc(
+    State(state): State<ViewerState>,
+    UrlPath(path): UrlPath<String>,
+) -> Result<Response, Error> {
+    let file = novnc_path(&state.novnc_dir, &path).ok_or_else(|| {
+        Error::from(ApiError::new(ErrorCode::NotFound, format!("no noVNC file {path:?}")))
+    })?;
+    match tokio::fs::read(&file).await {
+        Ok(bytes) => Ok(static_response("text/javascript; charset=utf-8", Body::from(bytes))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ApiError::new(ErrorCode::NotFound, format!("no noVNC file {path:?}"))
+                .with_hint(format!(
+                    "the box image carries noVNC under {}",
+                    state.novnc_dir.display()
+                ))
+                .into())
+        }
+        Err(e) => Err(Error::internal(format!("{}: {e}", file.display()))),
+    }
+}
+
+fn session_of(state: &ViewerState, claims: &Claims) -> ViewerSession {
+    let (box_id, title) = state.viewers.title().unwrap_or_default();
+    let expires_at = if claims.expires == u64::MAX {
+        String::new()
+    } else {
+        humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(claims.expires))
+            .to_string()
+    };
+    ViewerSession {
+        title,
+        box_id,
+        screen: claims.screen,
+        mode: claims.mode,
+        grant: claims.grant.clone(),
+        expires_at,
+        released: state.viewers.released(&claims.grant),
+        handoff: state.viewers.handoff(),
+    }
+}
+
+async fn session(
+    State(state): State<ViewerState>,
+    UrlPath((screen, mode)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, Error> {
+    let (screen, mode) = place(&screen, &mode)?;
+    let claims = state.viewers.authorize(bearer(&headers), screen, mode)?;
+    let mut r = axum::Json(session_of(&state, &claims)).into_response();
+    secure_headers(&mut r);
+    Ok(r)
+}
+
+async fn control(
+    State(state): State<ViewerState>,
+    UrlPath((screen, mode)): UrlPath<(String, String)>,
+    headers: HeaderMap,
+    StrictJson(req): StrictJson<ControlRequest>,
+) -> Result<Response, Error> {
+    let (screen, mode) = place(&screen, &mode)?;
+    if mode != ViewerMode::Control {
+        return Err(ApiError::new(ErrorCode::Forbidden, "a watch-only viewer cannot take control")
+            .with_hint("open the takeover URL")
+            .into());
+    }
+    let claims = state.viewers.authorize(bearer(&headers), screen, mode)?;
+    state.viewers.set_released(&claims, req.action == ControlAction::Release);
+    let mut r = axum::Json(session_of(&state, &claims)).into_response();
+    secure_headers(&mut r);
+    Ok(r)
+}
+
+/// The subprotocols offered, in order.
+fn protocols(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+async fn rfb(
+    State(state): State<ViewerState>,
+    UrlPath((screen, mode)): UrlPath<(String, String)>,
+    mut req: Request,
+) -> Result<Response, Error> {
+    let (screen, mode) = place(&screen, &mode)?;
+    let headers = req.headers();
+    let upgrade = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let key = headers.get(header::SEC_WEBSOCKET_KEY).map(|k| k.as_bytes().to_vec());
+    let (true, Some(key)) = (upgrade, key) else {
+        return Err(ApiError::new(ErrorCode::InvalidRequest, "the RFB stream is a WebSocket")
+            .with_hint("connect with Upgrade: websocket")
+            .into());
+    };
+    let offered = protocols(headers);
+    let token = offered
+        .iter()
+        .find_map(|p| p.strip_prefix(TOKEN_PROTOCOL_PREFIX))
+        .map(str::to_owned)
+        .or_else(|| bearer(headers).map(str::to_owned));
+    let claims = state.viewers.authorize(token.as_deref(), screen, mode)?;
+    let port = state.vnc_port_base + u16::from(screen);
+    let source = if mode == ViewerMode::View {
+        state.view_source
+    } else {
+        std::net::Ipv4Addr::LOCALHOST.into()
+    };
+    let vnc = connect_vnc(source, port).await.map_err(|e| {
+        tracing::info!(screen, error = %e, "the screen's VNC server did not answer");
+        Error::from(
+            ApiError::new(
+                ErrorCode::NotReady,
+                format!("the VNC server of screen {screen} is not answering"),
+            )
+            .with_hint("it may be starting or restarting; GET /health on the guest shows it"),
+        )
+    })?;
+    let chosen = [RFB_PROTOCOL, "binary"].into_iter().find(|p| offered.iter().any(|o| o == p));
+    let client = hyper::upgrade::on(&mut req);
+    let connection = state.viewers.open(claims);
+    tracing::debug!(screen, %mode, grant = %connection.claims.grant, "viewer connected");
+    tokio::spawn(async move {
+        match client.await {
+            Ok(upgraded) => {
+                let config = WebSocketConfig::default().max_message_size(Some(8 << 20));
+                let ws = WebSocketStream::from_raw_socket(
+                    TokioIo::new(upgraded),
+                    Role::Server,
+                    Some(config),
+                )
+                .await;
+                pump(&state.viewers, connection, ws, vnc).await;
+            }
+            Err(e) => tracing::debug!(error = %e, "a viewer's upgrade failed"),
+        }
+    });
+    let mut response = Response::builder()
+        .status(StatusCode::SWITCHING_PROTOCOLS)
+        .header(header::UPGRADE, "websocket")
+        .header(header::CONNECTION, "Upgrade")
+        .header(
+            header::SEC_WEBSOCKET_ACCEPT,
+            tokio_tungstenite::tungstenite::handshake::derive_accept_key(&key),
+        );
+    if let Some(p) = chosen {
+        response = response.header(header::SEC_WEBSOCKET_PROTOCOL, p);
+    }
+    response.body(Body::empty()).map_err(Error::internal)
+}
+
+async fn connect_vnc(
+    source: std::net::IpAddr,
+    port: u16,
+) -> std::io::Result<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind((source, 0).into())?;
+    let stream = tokio::time::timeout(
+        Duration::from_secs(5),
+        socket.connect((std::net::Ipv4Addr::LOCALHOST, port).into()),
+    )
+    .await
+    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// Why a connection ended, as its close frame says.
+fn close(code: CloseCode, reason: &str) -> Message {
+    Message::Close(Some(CloseFrame { code, reason: reason.to_owned().into() }))
+}
+
+/// Carries bytes between the viewer's WebSocket and the VNC server, passing
+/// each client message through the RFB reader.
+async fn pump<S>(
+    viewers: &Viewers,
+    connection: Connection,
+    ws: WebSocketStream<S>,
+    vnc: tokio::net::TcpStream,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use std::sync::atomic::Ordering::Relaxed;
+    let (mut sink, mut stream) = ws.split();
+    let (mut vnc_read, mut vnc_write) = vnc.into_split();
+    let mut client = ClientStream::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let expires = connection.claims.expires.saturating_sub(holm_http::viewer_token::now_secs());
+    let expiry = tokio::time::sleep(Duration::from_secs(expires.min(366 * 86_400)));
+    tokio::pin!(expiry);
+    let counters = std::sync::Arc::clone(&connection.counters);
+    let ended = connection.ended.clone();
+    let mut expired = false;
+    loop {
+        tokio::select! {
+            () = ended.cancelled() => {
+                let _ = sink.send(close(CloseCode::Policy, "this viewer URL was revoked, or the box has a new desktop")).await;
+                break;
+            }
+            () = &mut expiry => {
+                expired = true;
+                let _ = sink.send(close(CloseCode::Policy, "this viewer URL has expired")).await;
+                break;
+            }
+            read = vnc_read.read(&mut buf) => {
+                let n = match read { Ok(0) | Err(_) => break, Ok(n) => n };
+                counters.bytes_out.fetch_add(n as u64, Relaxed);
+                if sink.send(Message::binary(buf[..n].to_vec())).await.is_err() {
+                    break;
+                }
+            }
+            message = stream.next() => {
+                let data = match message {
+                    Some(Ok(Message::Binary(data))) => data,
+                    Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                    Some(Ok(Message::Text(_))) => {
+                        let _ = sink.send(close(CloseCode::Unsupported, "the RFB stream is binary")).await;
+                        break;
+                    }
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                };
+                counters.bytes_in.fetch_add(data.len() as u64, Relaxed);
+                let messages = match client.feed(&data) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::info!(error = %e, "a viewer's stream was refused");
+                        let _ = sink.send(close(CloseCode::Protocol, &e.0)).await;
+                        break;
+                    }
+                };
+                let mut out = Vec::with_capacity(data.len());
+                for m in messages {
+                    if m.kind == Kind::Input && !viewers.admit_input(&connection) {
+                        counters.dropped.fetch_add(1, Relaxed);
+                        continue;
+                    }
+                    out.extend_from_slice(&m.bytes);
+                }
+                if !out.is_empty() && vnc_write.write_all(&out).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = sink.close().await;
+    tracing::debug!(grant = %connection.claims.grant, expired, "viewer disconnected");
+    connection.finish(expired);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_novnc_library_files_are_served() {
+        let d = Path::new("/usr/share/novnc");
+        assert_eq!(novnc_path(d, "core/rfb.js"), Some(d.join("core/rfb.js")));
+        assert!(novnc_path(d, "vendor/pako/lib/zlib/inflate.js").is_some());
+        for bad in [
+            "../etc/passwd",
+            "core/../../etc/passwd.js",
+            "app/ui.js",
+            "core//x.js",
+            "core/x.json",
+            "/core/rfb.js",
+            "core/%2e%2e/x.js",
+        ] {
+            assert_eq!(novnc_path(d, bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn places_name_a_screen_and_a_mode() {
+        assert_eq!(place("0", "view").unwrap(), (0, ViewerMode::View));
+        assert_eq!(place("2", "takeover").unwrap(), (2, ViewerMode::Control));
+        assert!(place("x", "view").is_err());
+        assert!(place("0", "control").is_err());
+    }
+}

@@ -1,0 +1,607 @@
+//! `holm-bench` (run as `holm bench`): how fast holm is against the
+//! exec-driven way, measured side by side on real boxes on Docker, in one
+//! run.
+//!
+//! It is a program of its own, not part of the `holm` CLI, because it
+//! carries a whole server (holmd's library: stores, sealing) that the CLI,
+//! a client, must not link; `holm bench ARGS` runs it.
+//!
+//! The benchmark starts its own holmd in this process (on threads and a
+//! runtime of its own, a loopback port, a token and a state directory of its
+//! own; see [`server`]) and drives it with `holm-client`, as any client
+//! would. Against it, in the same loops with the order alternating, it runs
+//! the baselines with `docker exec` on the same box: `import`,
+//! `xwd | convert`, `xdotool` (the box image carries them for this; holm
+//! never calls them). It measures:
+//!
+//! - latency ([`latency`]): screenshots, clicks, typing, act-then-see, and
+//!   through holmd against straight to the guest;
+//! - cold start ([`cold`]), split into the moments each part was ready;
+//! - the viewers ([`viewer`]): a viewer URL's first frame (in Chromium and
+//!   with an RFB client of its own), input to the frame that shows it, and
+//!   the stream's bandwidth, against screenshots;
+//! - the memory of an idle box ([`memory`]);
+//! - concurrency ([`load`]): K boxes × M clients for T seconds.
+//!
+//! It prints tables (or, with `--json`, the report) and writes the report as
+//! JSON. It never asserts a time; the targets are checked and printed.
+//! Only boxes it made are touched, and every one is removed at the end.
+
+mod busy;
+mod chromium;
+mod cold;
+mod exec;
+mod latency;
+mod load;
+mod memory;
+mod pooled;
+mod report;
+mod rfb;
+mod runtimes;
+mod scale;
+mod server;
+mod speed;
+mod stats;
+mod viewer;
+mod wayland;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser};
+use holm::runtime::Runtime;
+use holm::runtime::docker::DockerRuntime;
+use holm_cli::output;
+use holm_proto::guest::Profile;
+use holm_proto::host::{BoxSpec, CreateBox, Placement};
+use serde::Serialize;
+
+/// Measure holm against the exec-driven way on real boxes on Docker (its
+/// own holmd in this process; prints tables and writes a JSON report).
+#[derive(Debug, Parser)]
+#[command(name = "holm bench", version)]
+struct Cli {
+    /// Print the report (and errors) as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    args: BenchArgs,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match run(cli.args, cli.json).await {
+        Ok(code) => code,
+        Err(e) => {
+            output::error(&e, cli.json);
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `holm bench`'s arguments.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The shortest run that measures every row once or a few times (about a
+    /// minute): for a smoke test, not for figures.
+    #[arg(long)]
+    quick: bool,
+    /// Where to write the report as JSON.
+    #[arg(long, default_value = "holm-bench.json")]
+    out: std::path::PathBuf,
+    /// Runs of each latency pair (screenshots, clicks, act-then-see; typing
+    /// runs half as many, holmd's overhead four times as many).
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Cold starts (the median of at least 5 is the figure).
+    #[arg(long)]
+    cold: Option<usize>,
+    /// Concurrency: K boxes.
+    #[arg(long)]
+    boxes: Option<usize>,
+    /// Concurrency: M clients on each box.
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Concurrency: T seconds.
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Seconds a box idles before its memory is read.
+    #[arg(long)]
+    idle: Option<u64>,
+    /// Runs of each viewer pair (first frame, input to frame).
+    #[arg(long)]
+    viewer_samples: Option<usize>,
+    /// Seconds each viewer bandwidth row (idle, busy screen) is measured.
+    #[arg(long)]
+    viewer_secs: Option<u64>,
+    /// Measure only what grows with the number of boxes: 1, 5, 10 and 20
+    /// boxes (1 and 2 with `--quick`), each started at once (see
+    /// `scale.rs`). Writes its own report to `--out`.
+    #[arg(long)]
+    scale: bool,
+    /// Measure only the X11 latency box (screenshots, clicks, typing,
+    /// act-then-see, the busy screen, holmd's overhead) and the targets
+    /// they decide: a few minutes, for working on one of those figures.
+    /// Writes its own report to `--out`.
+    #[arg(long, conflicts_with = "scale")]
+    latency: bool,
+}
+
+/// What one run does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    /// `--quick`.
+    pub quick: bool,
+    /// Runs of each latency pair.
+    pub latency: latency::Counts,
+    /// Cold starts.
+    pub cold_starts: usize,
+    /// K.
+    pub boxes: usize,
+    /// M.
+    pub clients_per_box: usize,
+    /// T.
+    pub duration_secs: u64,
+    /// Idle seconds before memory is read.
+    pub idle_secs: u64,
+    /// Runs of each viewer pair.
+    pub viewer_samples: usize,
+    /// Seconds of each viewer bandwidth row.
+    pub viewer_secs: u64,
+}
+
+impl Config {
+    fn from_args(a: &BenchArgs) -> Self {
+        let samples = a.samples.unwrap_or(if a.quick { 2 } else { 20 }).max(1);
+        let mut latency = latency::Counts {
+            screenshots: samples,
+            clicks: if a.samples.is_none() && !a.quick { 50 } else { samples },
+            types: (samples / 2).max(1),
+            acts: samples,
+            overhead: samples * 4,
+        };
+        if a.samples.is_none() && !a.quick {
+            latency.overhead = 200;
+        }
+        Self {
+            quick: a.quick,
+            latency,
+            cold_starts: a.cold.unwrap_or(if a.quick { 1 } else { 5 }),
+            boxes: a.boxes.unwrap_or(if a.quick { 1 } else { 10 }),
+            clients_per_box: a.clients.unwrap_or(if a.quick { 2 } else { 10 }),
+            duration_secs: a.duration.unwrap_or(if a.quick { 2 } else { 60 }),
+            idle_secs: a.idle.unwrap_or(if a.quick { 2 } else { 10 }),
+            viewer_samples: a.viewer_samples.unwrap_or(if a.quick { 2 } else { 10 }).max(1),
+            viewer_secs: a.viewer_secs.unwrap_or(if a.quick { 2 } else { 5 }).max(1),
+        }
+    }
+}
+
+/// The whole report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine, and what else it ran.
+    pub machine: report::Machine,
+    /// What the run did.
+    pub config: Config,
+    /// The box image.
+    pub image: String,
+    /// Latency, holm against its baselines.
+    pub latency: Vec<latency::Row>,
+    /// The viewers (on the X11 latency box), against screenshots.
+    pub viewer: viewer::ViewerReport,
+    /// Cold start.
+    pub cold_start: cold::ColdStart,
+    /// Create → usable from a warm pool against cold, by turns.
+    pub warm_pool: pooled::Pooled,
+    /// Cold start and idle memory on each other runtime (podman, gVisor).
+    pub runtimes: Vec<runtimes::Column>,
+    /// Idle boxes' memory.
+    pub memory: report::Memory,
+    /// Concurrency.
+    pub concurrency: load::Concurrency,
+    /// The Wayland box, measured in the same run.
+    pub wayland: WaylandReport,
+    /// The targets, checked.
+    pub targets: Vec<report::Target>,
+    /// Every box the run made (all removed at its end).
+    pub boxes: Vec<String>,
+}
+
+/// The Wayland box's figures: its latency against `grim`, `wtype` and
+/// `swaymsg`, its cold start (by turns with the X11 box's), its idle memory.
+#[derive(Debug, Serialize)]
+pub struct WaylandReport {
+    /// The Wayland box image.
+    pub image: String,
+    /// Latency, holm against the Wayland tools.
+    pub latency: Vec<latency::Row>,
+    /// Cold start.
+    pub cold_start: cold::ColdStart,
+    /// The idle Wayland box's memory.
+    pub memory: report::Memory,
+}
+
+fn progress(line: &str) {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("bench: {line}");
+    }
+}
+
+/// Runs the benchmark.
+pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::ExitCode> {
+    let config = Config::from_args(&args);
+    let started = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let docker = DockerRuntime::connect("docker").context("the benchmark needs Docker")?;
+    docker.ping().await.context("the benchmark needs a Docker engine that answers")?;
+    let mut machine = report::Machine::describe(docker.docker()).await;
+
+    progress("preparing the box image (the first run builds it: a few minutes)");
+    let mut image_progress = |p: holm::image::Progress| match p {
+        holm::image::Progress::Status(s) => progress(&format!("image: {s}")),
+        // Only the build's steps, not apt's output.
+        holm::image::Progress::Output(line) if line.starts_with("Step ") => {
+            progress(&format!("image: {line}"));
+        }
+        holm::image::Progress::Output(_) => {}
+        holm::image::Progress::Built { tag } => progress(&format!("image: built {tag}")),
+        other => progress(&format!("image: {other:?}")),
+    };
+    docker.make_base(&mut image_progress).await.context("make the base image")?;
+    let mut images = Vec::new();
+    for display in [Profile::X11, Profile::Wayland] {
+        let request = holm::image::ImageRequest::default().with_display(display);
+        images.push(
+            docker
+                .prepare_image(&request, &mut image_progress)
+                .await
+                .with_context(|| format!("build the {display} box image"))?,
+        );
+    }
+    let [image, wayland_image] = <[String; 2]>::try_from(images).expect("two images");
+
+    let candidates = runtimes::candidates().await;
+    let (file, more) = runtimes::runtimes_file(&candidates);
+    let server = server::Server::start(&more, &file)?;
+    let run_id = holm::ids::new_box_id();
+    if args.scale {
+        let request = bench_request(&run_id, Profile::X11);
+        let (counts, secs): (&[usize], u64) =
+            if args.quick { (&[1, 2], 2) } else { (&[1, 5, 10, 20], 10) };
+        let idle = Duration::from_secs(config.idle_secs);
+        let run = scale::run(&server, docker.docker(), &request, counts, (idle, secs), &progress);
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        machine.finish(docker.docker()).await;
+        let report = ScaleReport {
+            holm_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            command: command_line(),
+            machine,
+            image,
+            scale: result?,
+        };
+        return finish(&report, &args.out, json, || scale::print(&report));
+    }
+    if args.latency {
+        let request = bench_request(&run_id, Profile::X11);
+        let loads = vec![("latency".to_owned(), report::load_average())];
+        let run = measure_box(&server, docker.docker(), &request, &config, Profile::X11, false);
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        machine.load_by_phase = loads;
+        machine.finish(docker.docker()).await;
+        let (latency, ..) = result?;
+        let report = LatencyReport {
+            holm_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            command: command_line(),
+            machine,
+            image,
+            targets: speed::targets(&latency, None),
+            latency,
+        };
+        return finish(&report, &args.out, json, || {
+            report::print_rows(&report.latency);
+            report::print_targets(&report.targets);
+        });
+    }
+    let requests = [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
+
+    let mut loads = Vec::new();
+    let phases = phases(&server, docker.docker(), &requests, &config, &candidates, &mut loads);
+    let result = tokio::select! {
+        r = phases => r,
+        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+    };
+    progress("removing the benchmark's boxes");
+    server.remove_all().await;
+    let boxes = server.every_box();
+    drop(server);
+    let Measured {
+        latency,
+        viewer,
+        cold_start,
+        warm_pool,
+        runtimes: runtime_columns,
+        memory,
+        concurrency,
+        wayland,
+    } = result?;
+    let wayland = WaylandReport {
+        image: wayland_image,
+        latency: wayland.0,
+        cold_start: wayland.1,
+        memory: wayland.2,
+    };
+
+    machine.load_by_phase = loads;
+    machine.finish(docker.docker()).await;
+    let mut targets = report::targets(&config, &latency, &cold_start, &memory, &concurrency);
+    targets.extend(report::wayland_targets(&cold_start, &memory, &wayland));
+    targets.push(report::pool_target(&warm_pool));
+    targets.extend(speed::targets(&latency, Some(&concurrency)));
+    let report = Report {
+        holm_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        command: command_line(),
+        machine,
+        config,
+        image,
+        latency,
+        viewer,
+        cold_start,
+        warm_pool,
+        runtimes: runtime_columns,
+        memory,
+        concurrency,
+        wayland,
+        targets,
+        boxes,
+    };
+    finish(&report, &args.out, json, || report::print(&report))
+}
+
+/// The `--scale` run's report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct ScaleReport {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine.
+    pub machine: report::Machine,
+    /// The box image.
+    pub image: String,
+    /// What grows with the number of boxes.
+    pub scale: scale::Scale,
+}
+
+/// The `--latency` run's report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct LatencyReport {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine.
+    pub machine: report::Machine,
+    /// The box image.
+    pub image: String,
+    /// Latency, holm against its baselines.
+    pub latency: Vec<latency::Row>,
+    /// The targets those rows decide.
+    pub targets: Vec<report::Target>,
+}
+
+/// A box of the bench's: labelled with the run, an hour at most.
+fn bench_request(run_id: &str, display: Profile) -> CreateBox {
+    CreateBox {
+        spec: BoxSpec {
+            labels: BTreeMap::from([("holm-bench".to_owned(), run_id.to_owned())]),
+            display: Some(display),
+            ..BoxSpec::default()
+        },
+        placement: Placement { expires_after_secs: Some(3600), ..Placement::default() },
+    }
+}
+
+/// Writes `report` to `out`, then prints it (as JSON with `json`).
+fn finish<R: Serialize>(
+    report: &R,
+    out: &std::path::Path,
+    json: bool,
+    print: impl FnOnce(),
+) -> anyhow::Result<std::process::ExitCode> {
+    let text = serde_json::to_string_pretty(report)?;
+    std::fs::write(out, format!("{text}\n")).with_context(|| format!("write {}", out.display()))?;
+    if json {
+        output::json(report);
+    } else {
+        print();
+        output::line(&format!("\nThe report is in {}.", out.display()));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// What the phases measured.
+struct Measured {
+    latency: Vec<latency::Row>,
+    viewer: viewer::ViewerReport,
+    cold_start: cold::ColdStart,
+    warm_pool: pooled::Pooled,
+    /// Each other runtime's cold start and idle memory.
+    runtimes: Vec<runtimes::Column>,
+    memory: report::Memory,
+    concurrency: load::Concurrency,
+    /// The Wayland box: latency, cold start, idle memory.
+    wayland: (Vec<latency::Row>, cold::ColdStart, report::Memory),
+}
+
+/// `requests` are the X11 box's and the Wayland box's.
+async fn phases(
+    server: &server::Server,
+    docker: &bollard::Docker,
+    requests: &[CreateBox; 2],
+    config: &Config,
+    candidates: &[runtimes::Candidate],
+    loads: &mut Vec<(String, Option<[f64; 3]>)>,
+) -> anyhow::Result<Measured> {
+    let [request, wayland_request] = requests;
+    let mut phase = |name: &str| loads.push((name.to_owned(), report::load_average()));
+    // Cold starts first, while no other box of ours runs; X11 and Wayland
+    // boxes by turns, so both meet the same load.
+    phase("cold start");
+    let kinds = [(Profile::X11, request), (Profile::Wayland, wayland_request)];
+    let mut colds = cold::run(server, &kinds, config.cold_starts, &progress).await?.into_iter();
+    let (cold_start, wayland_cold) = (colds.next().expect("x11"), colds.next().expect("wayland"));
+    phase("runtimes");
+    let idle = Duration::from_secs(config.idle_secs);
+    let runtimes =
+        runtimes::run(server, request, candidates, config.cold_starts, idle, &progress).await?;
+
+    phase("warm pool");
+    let warm_pool = pooled::run(server, request, config.cold_starts, &progress).await?;
+
+    phase("latency");
+    let (latency, x11_memory, viewer) =
+        measure_box(server, docker, request, config, Profile::X11, true).await?;
+    let viewer = viewer.context("the X11 box measured no viewer rows")?;
+    let mut samples = vec![x11_memory.0];
+    phase("wayland latency");
+    let (wayland_latency, wayland_memory, _) =
+        measure_box(server, docker, wayland_request, config, Profile::Wayland, true).await?;
+
+    phase("concurrency");
+    progress(&format!("concurrency: starting {} boxes", config.boxes));
+    let t = std::time::Instant::now();
+    let starts = (0..config.boxes).map(|_| new_box(server, request));
+    let ids: Vec<String> =
+        futures_util::future::try_join_all(starts).await.context("start the boxes")?;
+    let started_in = t.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+    for id in &ids {
+        samples.push(memory::sample(docker, id).await?);
+    }
+    progress(&format!(
+        "concurrency: {} boxes × {} clients for {} s",
+        config.boxes, config.clients_per_box, config.duration_secs
+    ));
+    let mut concurrency =
+        load::run(server, &ids, config.clients_per_box, Duration::from_secs(config.duration_secs))
+            .await;
+    concurrency.boxes_started_in_secs = (started_in * 10.0).round() / 10.0;
+    Ok(Measured {
+        latency,
+        viewer,
+        cold_start,
+        warm_pool,
+        runtimes,
+        memory: report::Memory::new(samples, x11_memory.1),
+        concurrency,
+        wayland: (
+            wayland_latency,
+            wayland_cold,
+            report::Memory::new(vec![wayland_memory.0], wayland_memory.1),
+        ),
+    })
+}
+
+/// What one box measured: latency rows, idle memory (and its programs'),
+/// and (X11) the viewer rows.
+type BoxFigures =
+    (Vec<latency::Row>, (memory::BoxMemory, Vec<(String, f64)>), Option<viewer::ViewerReport>);
+
+/// One box of `display`: its idle memory (and its programs'), then its
+/// latency rows, (X11) its viewer rows when `viewers`, and (X11) the busy
+/// screen's rows; removed after.
+async fn measure_box(
+    server: &server::Server,
+    docker: &bollard::Docker,
+    request: &CreateBox,
+    config: &Config,
+    display: Profile,
+    viewers: bool,
+) -> anyhow::Result<BoxFigures> {
+    progress(&format!("latency: starting a {display} box"));
+    let id = new_box(server, request).await?;
+    let guest = server.straight(&id).context("the box has no guest URL")?;
+    progress(&format!("memory: letting the box idle {} s", config.idle_secs));
+    tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+    let sample = memory::sample(docker, &id).await?;
+    let top = memory::processes(&guest).await?;
+    let through = server.through_holmd(&id);
+    let (rows, viewers) = match display {
+        Profile::X11 => {
+            let exec = exec::Exec::new(&id);
+            let mut rows = latency::run(&through, &guest, &exec, config.latency, &progress).await?;
+            let (n, secs) = (config.viewer_samples, config.viewer_secs);
+            let viewer = if viewers {
+                Some(viewer::run(server, &id, &through, n, secs, &progress).await?)
+            } else {
+                None
+            };
+            // Last: the page covers the desktop the rows above measure.
+            let n = config.latency.screenshots;
+            rows.extend(busy::run(&through, &guest, &exec, n, &progress).await?);
+            (rows, viewer)
+        }
+        Profile::Wayland => {
+            let rows = wayland::run(
+                &through,
+                &guest,
+                &exec::Exec::wayland(&id),
+                config.latency,
+                &progress,
+            )
+            .await?;
+            (rows, None)
+        }
+    };
+    server.remove(&id).await?;
+    Ok((rows, (sample, top), viewers))
+}
+
+/// Starts a box through holmd and waits until it runs.
+async fn new_box(server: &server::Server, request: &CreateBox) -> anyhow::Result<String> {
+    let info = server.client.create_box(request, Some(300)).await.context("create a box")?;
+    server.made(&info.id);
+    if info.state != holm_proto::host::BoxState::Running {
+        anyhow::bail!("box {} is {:?}: {}", info.id, info.state, info.reason.unwrap_or_default());
+    }
+    Ok(info.id)
+}
+
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("holm bench {}", args.join(" ")).trim_end().to_owned()
+}

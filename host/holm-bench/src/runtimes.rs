@@ -1,0 +1,194 @@
+//! The runtime columns: cold start and idle memory of the same box on each
+//! other container runtime the host has (podman, and each engine under
+//! gVisor's runsc), beside Docker's in the same run, as ratios to it.
+//!
+//! A runtime is measured when its engine answers (and, for gVisor, when the
+//! engine has `runsc`); one that cannot be is listed with the reason, not
+//! left out silently.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use holm::runtime::Runtime;
+use holm::runtime::docker::DockerRuntime;
+use holm_proto::guest::Profile;
+use holm_proto::host::{CreateBox, Placement};
+use serde::Serialize;
+
+use super::server::Server;
+use super::stats::{Samples, Summary};
+use super::{cold, memory};
+
+/// A runtime to measure beside Docker.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The runtime's name in the benchmark's holmd.
+    pub name: String,
+    /// Its engine, when it can be reached.
+    engine: Option<DockerRuntime>,
+    /// Its OCI runtime, when not the engine's default.
+    isolation: Option<&'static str>,
+    /// Why it cannot be measured here, if it cannot.
+    pub skipped: Option<String>,
+}
+
+/// One column of the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    /// The runtime.
+    pub runtime: String,
+    /// Why it was not measured, when it was not.
+    pub skipped: Option<String>,
+    /// From the create request to holmd answering `running`, ms.
+    pub cold_start_running: Summary,
+    /// An idle box's memory as the engine's stats show it, MiB.
+    pub idle_mib: Option<f64>,
+}
+
+/// The runtimes to measure beside Docker: podman, Docker under runsc and
+/// podman under runsc, each with whether it can be measured here.
+pub async fn candidates() -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let docker = DockerRuntime::connect("docker").ok();
+    let podman = holm::runtime::podman::connect("podman");
+    for (name, engine, isolation) in [
+        ("podman", podman.as_ref().ok().cloned(), None),
+        ("docker-runsc", docker.clone(), Some("runsc")),
+        ("podman-runsc", podman.as_ref().ok().cloned(), Some("runsc")),
+    ] {
+        let Some(engine) = engine else {
+            let skipped = Some("its engine cannot be reached".to_owned());
+            out.push(Candidate { name: name.into(), engine: None, isolation, skipped });
+            continue;
+        };
+        let skipped = match engine.ping().await {
+            Err(e) => Some(e.to_string()),
+            Ok(()) => match isolation {
+                None => None,
+                Some(i) => isolation_missing(&engine, i).await,
+            },
+        };
+        out.push(Candidate { name: name.into(), engine: Some(engine), isolation, skipped });
+    }
+    out
+}
+
+/// Why `engine` cannot run boxes under `isolation`, if it cannot: it has
+/// no such OCI runtime, or (podman 4.3, whose API runs every container on
+/// its default) its default is another.
+async fn isolation_missing(engine: &DockerRuntime, isolation: &str) -> Option<String> {
+    let provider = engine.provider();
+    match engine.oci_runtimes().await {
+        Err(e) => return Some(e.to_string()),
+        Ok(has) if !has.iter().any(|h| h == isolation) => {
+            return Some(format!("the {provider} engine has no {isolation}"));
+        }
+        Ok(_) => {}
+    }
+    if provider != "podman" {
+        return None;
+    }
+    match engine.default_oci_runtime().await {
+        Ok(Some(d)) if d == isolation => None,
+        Ok(d) => Some(format!(
+            "podman's API runs every container on its default OCI runtime ({}), not {isolation}",
+            d.unwrap_or_default()
+        )),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// The runtimes file that offers the candidates that can be measured, and
+/// their names for `HOLM_SERVER_RUNTIMES`.
+pub fn runtimes_file(candidates: &[Candidate]) -> (String, Vec<String>) {
+    let mut text = String::new();
+    let mut names = Vec::new();
+    for c in candidates.iter().filter(|c| c.skipped.is_none()) {
+        if let (Some(i), Some(engine)) = (c.isolation, &c.engine) {
+            text.push_str(&format!(
+                "[runtimes.{}]\nprovider = \"{}\"\nisolation = \"{i}\"\n",
+                c.name,
+                engine.provider()
+            ));
+        }
+        names.push(c.name.clone());
+    }
+    (text, names)
+}
+
+/// Measures each candidate: `n` cold starts, then one box's memory after
+/// `idle` seconds. Each engine builds its image first (podman's first run
+/// builds the box image on podman: minutes).
+pub async fn run(
+    server: &Server,
+    request: &CreateBox,
+    candidates: &[Candidate],
+    n: usize,
+    idle: Duration,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Vec<Column>> {
+    let mut out = Vec::new();
+    for c in candidates {
+        let (None, Some(engine)) = (&c.skipped, &c.engine) else {
+            let why = c.skipped.clone().unwrap_or_default();
+            progress(&format!("{}: not measured: {why}", c.name));
+            out.push(Column {
+                runtime: c.name.clone(),
+                skipped: Some(why),
+                cold_start_running: Samples::default().summary(),
+                idle_mib: None,
+            });
+            continue;
+        };
+        progress(&format!("{}: preparing the box image on {}", c.name, engine.provider()));
+        let mut quiet = |_: holm::image::Progress| {};
+        engine.make_base(&mut quiet).await.context("make the base image")?;
+        engine
+            .prepare_image(&holm::image::ImageRequest::default(), &mut quiet)
+            .await
+            .with_context(|| format!("build the box image on {}", engine.provider()))?;
+        let on = CreateBox {
+            placement: Placement { runtime: Some(c.name.clone()), ..request.placement.clone() },
+            ..request.clone()
+        };
+        let kinds = [(Profile::X11, &on)];
+        let before = server.every_box().len();
+        let cold =
+            match cold::run(server, &kinds, n, &|line| progress(&format!("{}: {line}", c.name)))
+                .await
+            {
+                Ok(cold) => cold,
+                // A runtime whose box does not start in time is a finding of
+                // the run, written in its column; the other columns and rows
+                // still stand. (Whether boxes start on it at all is the box
+                // suite's to test, not the benchmark's.)
+                Err(e) => {
+                    let why = format!("no box started: {e:#}");
+                    progress(&format!("{}: not measured: {why}", c.name));
+                    server.remove_since(before).await;
+                    out.push(Column {
+                        runtime: c.name.clone(),
+                        skipped: Some(why),
+                        cold_start_running: Samples::default().summary(),
+                        idle_mib: None,
+                    });
+                    continue;
+                }
+            };
+        let cold = cold.into_iter().next().context("one cold start figure")?;
+        let running = cold.stages.iter().find(|s| s.stage == "running");
+        let info = server.client.create_box(&on, Some(300)).await.context("create a box")?;
+        server.made(&info.id);
+        tokio::time::sleep(idle).await;
+        let mem = memory::sample(engine.docker(), &info.id).await;
+        server.remove(&info.id).await?;
+        out.push(Column {
+            runtime: c.name.clone(),
+            skipped: None,
+            cold_start_running: running
+                .map_or_else(|| Samples::default().summary(), |s| s.since_request),
+            idle_mib: mem.ok().map(|m| m.docker_stats_mib),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,99 @@
+//! `holm exec`: a command in a box, its output and its exit code.
+
+use super::*;
+
+#[derive(Debug, Args)]
+pub(super) struct ExecArgs {
+    /// The box id.
+    r#box: String,
+    /// The working directory.
+    #[arg(long)]
+    cwd: Option<String>,
+    /// A variable, KEY=VALUE (repeat for more).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Kill the command after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// The command and its arguments, after `--`.
+    #[arg(required = true, last = true)]
+    pub(super) argv: Vec<String>,
+}
+
+pub(super) async fn exec(client: &Client, a: ExecArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let request = CommandRequest {
+        argv: Some(a.argv),
+        cwd: a.cwd,
+        env: parse_env(&a.env)?,
+        timeout_ms: a.timeout.map(|s| s.saturating_mul(1000)),
+        ..CommandRequest::default()
+    };
+    let b = client.boxed(&a.r#box);
+    if json {
+        let result = b.run(&request).await?;
+        output::json(&result);
+        return Ok(exit_code(result.exit_code, result.signal.as_deref(), result.timed_out));
+    }
+    let mut events = std::pin::pin!(b.stream(&request).await?);
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    while let Some(event) = events.next().await {
+        match event? {
+            CommandEvent::Start { .. } => {}
+            CommandEvent::Stdout { data } => {
+                let _ = stdout.write_all(data.as_bytes());
+                let _ = stdout.flush();
+            }
+            CommandEvent::Stderr { data } => {
+                let _ = stderr.write_all(data.as_bytes());
+                let _ = stderr.flush();
+            }
+            CommandEvent::Exit { exit_code: code, signal, timed_out, .. } => {
+                return Ok(exit_code(code, signal.as_deref(), timed_out));
+            }
+            CommandEvent::Error { error } => return Err(error.into()),
+        }
+    }
+    bail!("the command's stream ended before it exited")
+}
+
+/// `--env KEY=VALUE` arguments.
+pub(crate) fn parse_env(
+    env: &[String],
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let mut out = std::collections::BTreeMap::new();
+    for kv in env {
+        let (k, v) =
+            kv.split_once('=').with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
+        out.insert(k.to_owned(), v.to_owned());
+    }
+    Ok(out)
+}
+
+/// The shell's convention: the code, or 128 + the signal, or 124 for a timeout.
+pub(crate) fn exit_code(code: Option<i32>, signal: Option<&str>, timed_out: bool) -> ExitCode {
+    if timed_out {
+        return ExitCode::from(124);
+    }
+    match code {
+        Some(c) => ExitCode::from(u8::try_from(c & 0xff).unwrap_or(1)),
+        None => {
+            let n = signal.and_then(signal_number).unwrap_or(0);
+            ExitCode::from(u8::try_from(128 + n).unwrap_or(1))
+        }
+    }
+}
+
+pub(super) fn signal_number(name: &str) -> Option<i32> {
+    Some(match name.trim_start_matches("SIG") {
+        "HUP" => 1,
+        "INT" => 2,
+        "QUIT" => 3,
+        "ABRT" => 6,
+        "KILL" => 9,
+        "SEGV" => 11,
+        "PIPE" => 13,
+        "TERM" => 15,
+        _ => return None,
+    })
+}

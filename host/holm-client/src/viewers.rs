@@ -1,0 +1,95 @@
+//! Viewers and the handoff between an agent and a person.
+//!
+//! Through holmd ([`Client`]): viewer URLs (`/v1/boxes/{id}/viewers`), and
+//! asking a person for help and waiting for them (`/v1/boxes/{id}/handoff`).
+//! Straight against a guest ([`BoxClient`]): the viewer key holmd sets, and
+//! the handoff as the guest sees it.
+
+use holm_proto::viewer::{
+    AskForHelp, ControlEvents, CreateViewer, Handoff, HandoffState, HandoffStatus, ViewerConfig,
+    ViewerGrant,
+};
+
+use crate::boxes::{BoxClient, enc};
+use crate::error::Result;
+use crate::server::Client;
+
+impl Client {
+    /// A new viewer URL for one screen of a box (watch only, or takeover).
+    pub async fn create_viewer(&self, id: &str, request: &CreateViewer) -> Result<ViewerGrant> {
+        let (url, rb) =
+            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/viewers", enc(id)));
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// The box's viewer grants of its current desktop.
+    pub async fn viewers(&self, id: &str) -> Result<Vec<ViewerGrant>> {
+        let (url, rb) =
+            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/viewers", enc(id)));
+        Ok(self.call::<holm_proto::guest::Page<ViewerGrant>>(&url, rb).await?.data)
+    }
+
+    /// Revokes a viewer grant: its URL stops working and its connections close.
+    pub async fn revoke_viewer(&self, id: &str, grant: &str) -> Result<ViewerGrant> {
+        let path = format!("/v1/boxes/{}/viewers/{}", enc(id), enc(grant));
+        let (url, rb) = self.request(reqwest::Method::DELETE, &path);
+        self.call(&url, rb).await
+    }
+
+    /// Asks a person for help: answers the takeover URL to send them.
+    pub async fn ask_for_help(&self, id: &str, request: &AskForHelp) -> Result<Handoff> {
+        let (url, rb) =
+            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/handoff", enc(id)));
+        self.call(&url, rb.json(request)).await
+    }
+
+    /// The handoff; with `wait_secs`, answers once control is handed back
+    /// (or after that many seconds, as it is then).
+    pub async fn handoff(&self, id: &str, wait_secs: Option<u64>) -> Result<Handoff> {
+        let (url, mut rb) =
+            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/handoff", enc(id)));
+        if let Some(s) = wait_secs {
+            rb = rb
+                .query(&[("wait_for", "handed_back".to_owned()), ("timeout_secs", s.to_string())]);
+        }
+        self.call(&url, rb).await
+    }
+}
+
+impl BoxClient {
+    /// Sets the viewer key, the box's title and the revoked grants
+    /// (straight against a guest only).
+    pub async fn set_viewer_config(&self, config: &ViewerConfig) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::PUT, "/viewers/config");
+        self.send(&url, rb.json(config)).await.map(drop)
+    }
+
+    /// Asks a person for help (straight against a guest only).
+    pub async fn guest_ask_for_help(&self, reason: &str, screen: u8) -> Result<HandoffStatus> {
+        let body = AskForHelp { reason: reason.to_owned(), screen, expires_after_secs: None };
+        let (url, rb) = self.request(reqwest::Method::PUT, "/viewers/help");
+        self.json(&url, rb.json(&body)).await
+    }
+
+    /// The handoff as the guest sees it; with `wait`, answers once it is in
+    /// that state or after that many seconds (straight against a guest only).
+    pub async fn guest_handoff(&self, wait: Option<(HandoffState, u64)>) -> Result<HandoffStatus> {
+        let (url, mut rb) = self.request(reqwest::Method::GET, "/viewers/handoff");
+        if let Some((state, secs)) = wait {
+            rb = rb.query(&[
+                ("wait_for", state.as_str().to_owned()),
+                ("timeout_secs", secs.to_string()),
+            ]);
+        }
+        self.json(&url, rb).await
+    }
+
+    /// The control events after sequence number `after`, waiting up to
+    /// `timeout_secs` (at most 60) for one (straight against a guest; through
+    /// holmd they are in the box's traces).
+    pub async fn control_events(&self, after: u64, timeout_secs: u64) -> Result<ControlEvents> {
+        let (url, rb) = self.request(reqwest::Method::GET, "/viewers/events");
+        let rb = rb.query(&[("after", after), ("timeout_secs", timeout_secs)]);
+        self.json(&url, rb).await
+    }
+}

@@ -1,0 +1,205 @@
+//! The tools for windows and the clipboard: `list_windows`, `window`,
+//! `get_clipboard` and `set_clipboard`. Window rectangles are in screen
+//! pixels (not screenshot pixels), as the box's windows are placed.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use holm_proto::ApiError;
+use holm_proto::desk::{ClipboardSet, WindowAction};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::args;
+use crate::errors::from_client;
+use crate::server::{HolmMcp, json_result, to_value};
+use crate::tools::{Effect, Name, annotations, schema};
+
+/// `list_windows` and `get_clipboard`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DeskArgs {
+    /// The box's id.
+    pub box_id: String,
+}
+
+/// `window`: one action a call; the fields an action does not take are
+/// refused, checked by [`args::parse_action`].
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WindowArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// The window's id, as list_windows answers it.
+    pub window: u64,
+    /// What to do: focus, move {x,y}, resize {width,height} or close.
+    pub action: WindowVerb,
+    /// move: the left edge, in screen pixels.
+    #[serde(default)]
+    pub x: Option<i32>,
+    /// move: the top edge, in screen pixels.
+    #[serde(default)]
+    pub y: Option<i32>,
+    /// resize: the width in pixels.
+    #[serde(default)]
+    pub width: Option<u32>,
+    /// resize: the height in pixels.
+    #[serde(default)]
+    pub height: Option<u32>,
+}
+
+/// What `window` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowVerb {
+    /// Raise it and give it the keyboard focus.
+    Focus,
+    /// Move its top-left corner.
+    Move,
+    /// Give it a size.
+    Resize,
+    /// Ask it to close.
+    Close,
+}
+
+impl args::OneAction for WindowVerb {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Focus => "focus",
+            Self::Move => "move",
+            Self::Resize => "resize",
+            Self::Close => "close",
+        }
+    }
+
+    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Self::Focus | Self::Close => (&["window"], &[]),
+            Self::Move => (&["window", "x", "y"], &[]),
+            Self::Resize => (&["window", "width", "height"], &[]),
+        }
+    }
+}
+
+impl WindowArgs {
+    fn action(&self) -> WindowAction {
+        match self.action {
+            WindowVerb::Focus => WindowAction::Focus,
+            WindowVerb::Close => WindowAction::Close,
+            WindowVerb::Move => {
+                WindowAction::Move { x: self.x.unwrap_or_default(), y: self.y.unwrap_or_default() }
+            }
+            WindowVerb::Resize => WindowAction::Resize {
+                width: self.width.unwrap_or_default(),
+                height: self.height.unwrap_or_default(),
+            },
+        }
+    }
+}
+
+/// `set_clipboard`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SetClipboardArgs {
+    /// The box's id.
+    pub box_id: String,
+    /// Text to put on the clipboard.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A PNG image, base64, to put on the clipboard.
+    #[serde(default)]
+    pub png_base64: Option<String>,
+}
+
+/// The description, input schema and annotations of a tool of this module.
+pub(crate) fn tool(name: Name) -> (String, Arc<JsonObject>, ToolAnnotations) {
+    match name {
+        Name::ListWindows => (
+            "List the windows of a box's screens: id, screen, title, app, pid, rectangle (x, y, \
+         width, height in screen pixels, not screenshot pixels) and focused."
+                .into(),
+            schema::<DeskArgs>(),
+            annotations("List windows", Effect::ReadOnly, false),
+        ),
+        Name::Window => (
+            "Act on one window, one action a call (field action): focus (raise it and give it \
+         the keyboard); move {x,y} (its top-left corner, in screen pixels); resize \
+         {width,height} (pixels); close (as its close button does). Answers applied (the \
+         change showed within a few seconds) and the window as it is after (null once \
+         closed). An unknown window id is not_found."
+                .into(),
+            schema::<WindowArgs>(),
+            annotations("Act on a window", Effect::Destructive { idempotent: false }, false),
+        ),
+        Name::GetClipboard => (
+            "Read a box's clipboard: its types, its text, and its image (answered as an image \
+         when it holds a PNG)."
+                .into(),
+            schema::<DeskArgs>(),
+            annotations("Read the clipboard", Effect::ReadOnly, false),
+        ),
+        Name::SetClipboard => (
+            "Put text, a PNG image (png_base64), or both on a box's clipboard, for apps to \
+         paste (ctrl+v). An image that is not a PNG is refused and changes nothing."
+                .into(),
+            schema::<SetClipboardArgs>(),
+            annotations("Set the clipboard", Effect::Destructive { idempotent: true }, false),
+        ),
+        _ => unreachable!("{} is not a tool of windows and the clipboard", name.as_str()),
+    }
+}
+
+impl HolmMcp {
+    pub(crate) async fn list_windows(&self, a: DeskArgs) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let list = self.client.boxed(&a.box_id).windows().await.map_err(from_client)?;
+        let summary = match list.iter().find(|w| w.focused) {
+            Some(w) => format!("{} window(s); {} ({}) has the focus", list.len(), w.id, w.title),
+            None => format!("{} window(s); none has the focus", list.len()),
+        };
+        Ok(json_result(Some(summary), json!({ "windows": list })))
+    }
+
+    pub(crate) async fn window(&self, a: WindowArgs) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let acted =
+            self.client.boxed(&a.box_id).window(a.window, a.action()).await.map_err(from_client)?;
+        let summary = match (&acted.window, acted.applied) {
+            (None, _) => "the window is closed".to_owned(),
+            (Some(_), true) => "done".to_owned(),
+            (Some(_), false) => "asked, but the change did not show yet".to_owned(),
+        };
+        Ok(json_result(Some(summary), to_value(&acted)))
+    }
+
+    pub(crate) async fn get_clipboard(&self, a: DeskArgs) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let clip = self.client.boxed(&a.box_id).clipboard().await.map_err(from_client)?;
+        let mut content = Vec::new();
+        let described = json!({ "types": clip.types, "text": clip.text, "has_image": clip.png_base64.is_some() });
+        content.push(ContentBlock::text(described.to_string()));
+        if let Some(png) = &clip.png_base64 {
+            content.push(ContentBlock::image(png.clone(), holm_proto::desk::PNG_MIME));
+        }
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(described);
+        Ok(result)
+    }
+
+    pub(crate) async fn set_clipboard(
+        &self,
+        a: SetClipboardArgs,
+    ) -> Result<CallToolResult, ApiError> {
+        args::check_box_id(&a.box_id)?;
+        let set = ClipboardSet { text: a.text, png_base64: a.png_base64 };
+        let clip = self.client.boxed(&a.box_id).set_clipboard(&set).await.map_err(from_client)?;
+        let bytes = clip.png_base64.as_deref().and_then(|b| BASE64.decode(b).ok()).map(|b| b.len());
+        Ok(json_result(
+            Some("the clipboard holds it until an app in the box copies something else".into()),
+            json!({ "types": clip.types, "text_chars": clip.text.map(|t| t.chars().count()), "image_bytes": bytes }),
+        ))
+    }
+}

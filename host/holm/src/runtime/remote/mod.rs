@@ -1,0 +1,387 @@
+//! The machinery every cloud vendor shares: a vendor adapter implements
+//! [`Vendor`] (its own calls, a few hundred lines), and [`Remote`] makes it
+//! a [`Runtime`](super::Runtime) with everything vendors have in common:
+//!
+//! - **images**: one vendor image per box specification, built once and
+//!   found again by a name made of its content ([`Recipe`]); concurrent
+//!   boxes with one specification wait for one build;
+//! - **the vendor-side deadline**: every sandbox is made with the box's
+//!   deadline set at the vendor, so the vendor ends it even when no server
+//!   is up, and [`Remote::set_deadline`](super::Runtime::set_deadline)
+//!   moves it (extensions, and idle timeouts moved by commands);
+//! - **labels as vendor metadata**, so a restarted server finds its boxes by
+//!   listing the vendor (by the `holm.runtime` label);
+//! - **limits before anything starts**: the vendor's rules for memory and
+//!   CPUs ([`ResourceRules`]), its screens and what it `can`, and its
+//!   longest lifetime;
+//! - **errors** made [`VendorError`]s (status, the vendor's code and
+//!   message, its request id; never the key), and **retries** with backoff
+//!   on 429 and 5xx honouring `Retry-After` ([`Rest`]); a create that
+//!   failed with a 5xx is looked for by its box label before it is made
+//!   again, so a retry never makes two sandboxes;
+//! - **the key** ([`Key`]), replaced in place when the runtime's key
+//!   changes, so running boxes go on with the new one.
+//!
+//! A vendor's [`Vendor::endpoints`] say how each port of a sandbox is
+//! reached: the vendor's proxy URL, the headers it wants (E2B's traffic
+//! token, Daytona's preview token) and how WebSockets pass. Nothing in
+//! holmd knows a vendor. [`connect`] makes the runtime of a vendor account
+//! by its provider name, where this build has the vendor's cargo feature.
+
+mod error;
+mod limits;
+mod recipe;
+mod rest;
+mod runtime;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use holm_proto::host::{Can, Environment};
+
+pub use self::error::{Detail, Retry, VendorError};
+pub use self::limits::{ResourceRules, Resources};
+pub use self::recipe::{
+    GUEST_PATH, Instruction, Recipe, VENDOR_BASE, env_pairs, instructions, start_script,
+};
+pub use self::rest::{
+    Auth, Backoff, ErrorBody, Key, Rest, parse_retry_after, plain_message, request_id,
+};
+pub use self::runtime::{Remote, ports_of};
+use super::{Endpoint, MachineState, Runtime};
+use crate::image::Progress;
+
+/// What holm knows of a vendor without asking it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VendorFacts {
+    /// The provider name, such as `e2b`.
+    pub provider: &'static str,
+    /// What isolates its sandboxes.
+    pub environment: Environment,
+    /// What its boxes can do (the runtimes guide's lifecycle table).
+    pub can: Can,
+    /// The longest a sandbox can live at the vendor, where it ends them.
+    pub hard_max_secs: Option<u64>,
+    /// Its rules for memory and CPUs.
+    pub resources: ResourceRules,
+}
+
+const fn can(pause: bool) -> Can {
+    Can {
+        pause,
+        stop: false,
+        fork: false,
+        browser_profile: false,
+        screens: 6,
+        wayland: false,
+        resources: true,
+    }
+}
+
+/// E2B: Firecracker microVMs. Memory and CPUs belong to the template; a
+/// sandbox lives at most 24 hours (Pro; Hobby teams get one hour, which
+/// E2B itself refuses above).
+pub const E2B: VendorFacts = VendorFacts {
+    provider: "e2b",
+    environment: Environment::Microvm,
+    can: can(true),
+    hard_max_secs: Some(24 * 3600),
+    resources: ResourceRules {
+        cpus_min: 1,
+        cpus_max: 32,
+        cpus_one_or_even: true,
+        memory_min_mib: 256,
+        memory_max_mib: None,
+        memory_step_mib: 2,
+        default_memory_mib: 4096,
+        default_cpus: 2,
+        memory_per_cpu_mib: None,
+    },
+};
+
+/// Daytona: containers. Memory in whole GiB; no pause or stop that holm
+/// uses (a stop keeps files only, and holm deletes a stopped sandbox).
+pub const DAYTONA: VendorFacts = VendorFacts {
+    provider: "daytona",
+    environment: Environment::Container,
+    can: can(false),
+    hard_max_secs: None,
+    resources: ResourceRules {
+        cpus_min: 1,
+        cpus_max: 16,
+        cpus_one_or_even: false,
+        memory_min_mib: 1024,
+        memory_max_mib: Some(64 * 1024),
+        memory_step_mib: 1024,
+        default_memory_mib: 4096,
+        default_cpus: 2,
+        memory_per_cpu_mib: None,
+    },
+};
+
+/// Modal: gVisor containers. 2 CPUs and 4 GB unless a box asks; a sandbox
+/// lives at most 24 hours, Modal's limit.
+pub const MODAL: VendorFacts = VendorFacts {
+    provider: "modal",
+    environment: Environment::Container,
+    can: can(false),
+    hard_max_secs: Some(24 * 3600),
+    resources: ResourceRules {
+        cpus_min: 1,
+        cpus_max: 64,
+        cpus_one_or_even: false,
+        memory_min_mib: 512,
+        memory_max_mib: Some(336 * 1024),
+        memory_step_mib: 1,
+        default_memory_mib: 4096,
+        default_cpus: 2,
+        memory_per_cpu_mib: None,
+    },
+};
+
+/// Runtime Cloud: Firecracker microVMs. A lease ends at most an hour
+/// ahead and is renewed toward the deadline ([`Vendor::set_deadline`]), so
+/// no limit on the lifetime but holm's own; pause keeps memory. Sizes are
+/// the API's defaults and ranges holm chose where its documentation is
+/// silent (ARCHITECTURE.md): whole vCPUs 1 to 16, memory in MiB from 1 GiB.
+pub const RUNTIME_CLOUD: VendorFacts = VendorFacts {
+    provider: "runtime-cloud",
+    environment: Environment::Microvm,
+    can: can(true),
+    hard_max_secs: None,
+    resources: ResourceRules {
+        cpus_min: 1,
+        cpus_max: 16,
+        cpus_one_or_even: false,
+        memory_min_mib: 1024,
+        memory_max_mib: Some(64 * 1024),
+        memory_step_mib: 1,
+        default_memory_mib: 4096,
+        default_cpus: 2,
+        memory_per_cpu_mib: None,
+    },
+};
+
+/// Vercel Sandbox: Firecracker microVMs. Memory is 2048 MB per vCPU, and
+/// vCPUs are 1 or an even number up to 8 (the Pro plan's; Hobby's 4 and
+/// Enterprise's 32 are Vercel's to refuse or allow); a sandbox lives at
+/// most 24 hours (Pro and Enterprise; Hobby's 45 minutes Vercel refuses
+/// above); at most 6 screens, as a sandbox publishes at most 14 ports.
+pub const VERCEL: VendorFacts = VendorFacts {
+    provider: "vercel",
+    environment: Environment::Microvm,
+    can: can(false),
+    hard_max_secs: Some(24 * 3600),
+    resources: ResourceRules {
+        cpus_min: 1,
+        cpus_max: 8,
+        cpus_one_or_even: true,
+        memory_min_mib: 2048,
+        memory_max_mib: Some(16 * 1024),
+        memory_step_mib: 2048,
+        default_memory_mib: 4096,
+        default_cpus: 2,
+        memory_per_cpu_mib: Some(2048),
+    },
+};
+
+/// A vendor's sandbox, as its adapter reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The vendor's id.
+    pub id: String,
+    /// Its state, in holm's terms.
+    pub state: MachineState,
+    /// Its metadata: holm's labels.
+    pub labels: BTreeMap<String, String>,
+    /// When the vendor ends it, in seconds since the epoch, if it says.
+    pub ends_at: Option<u64>,
+}
+
+/// What [`Vendor::create`] makes.
+#[derive(Clone)]
+pub struct NewSandbox {
+    /// The box it is.
+    pub box_id: String,
+    /// The image reference [`Vendor::image`] answered.
+    pub image: String,
+    /// The guest's environment. Holds the box secret: never log it.
+    pub env: Vec<(String, String)>,
+    /// Labels to keep as the vendor's metadata (never secrets).
+    pub labels: BTreeMap<String, String>,
+    /// Seconds from now until the vendor ends the sandbox.
+    pub deadline_secs: u64,
+    /// Memory and CPUs.
+    pub resources: Resources,
+}
+
+impl std::fmt::Debug for NewSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("NewSandbox")
+            .field("box_id", &self.box_id)
+            .field("image", &self.image)
+            .field("env", &env)
+            .field("labels", &self.labels)
+            .field("deadline_secs", &self.deadline_secs)
+            .field("resources", &self.resources)
+            .finish()
+    }
+}
+
+/// A vendor result.
+pub type VResult<T> = Result<T, VendorError>;
+
+/// What a cloud vendor's adapter implements; [`Remote`] does the rest.
+#[async_trait]
+pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
+    /// What holm knows of the vendor.
+    fn facts(&self) -> &'static VendorFacts;
+    /// The key its calls carry (replaced in place on rotation).
+    fn key(&self) -> &Key;
+    /// Checks that the vendor answers and takes the key.
+    async fn ping(&self) -> VResult<()>;
+    /// Makes the vendor's image for `recipe` unless one with its name
+    /// exists, and answers what [`Vendor::create`] is given.
+    async fn image(
+        &self,
+        recipe: &Recipe,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> VResult<String>;
+    /// Makes a sandbox and answers it once it runs. Called again only after
+    /// [`Remote`] looked for the first one by its box label.
+    async fn create(&self, new: &NewSandbox) -> VResult<Sandbox>;
+    /// Starts the guest in a new sandbox, where the vendor's own agent is
+    /// the sandbox's first process (E2B's envd, Daytona's daemon). The
+    /// default does nothing: the image's entrypoint is the guest.
+    async fn boot(&self, sandbox: &Sandbox, new: &NewSandbox) -> VResult<()> {
+        let _ = (sandbox, new);
+        Ok(())
+    }
+    /// A sandbox by id; a 404 when it is gone.
+    async fn get(&self, id: &str) -> VResult<Sandbox>;
+    /// The sandboxes whose `holm.runtime` label is `runtime`.
+    async fn list(&self, runtime: &str) -> VResult<Vec<Sandbox>>;
+    /// Ends the sandbox `secs` from now (replacing the deadline it had).
+    async fn set_deadline(&self, id: &str, secs: u64) -> VResult<()>;
+    /// Pauses with memory kept (where `can.pause`).
+    async fn pause(&self, id: &str) -> VResult<()> {
+        Err(VendorError::answer(
+            self.facts().provider,
+            &format!("pause {id}"),
+            "the vendor cannot pause",
+        ))
+    }
+    /// Resumes a paused sandbox, to end `secs` from now.
+    async fn resume(&self, id: &str, secs: u64) -> VResult<()> {
+        let _ = secs;
+        Err(VendorError::answer(
+            self.facts().provider,
+            &format!("resume {id}"),
+            "the vendor cannot pause",
+        ))
+    }
+    /// Deletes a sandbox; a 404 when it is gone.
+    async fn delete(&self, id: &str) -> VResult<()>;
+    /// How each of `ports` of a running sandbox is reached.
+    async fn endpoints(&self, sandbox: &Sandbox, ports: &[u16])
+    -> VResult<BTreeMap<u16, Endpoint>>;
+}
+
+/// A remote runtime whose key can be replaced while its boxes run.
+pub trait RemoteRuntime: Runtime {
+    /// Replaces the key; every later call, for every box, uses it.
+    fn set_key(&self, key: &str);
+}
+
+/// A vendor account to make a runtime of.
+#[derive(Clone)]
+pub struct Account<'a> {
+    /// The runtime's name.
+    pub name: &'a str,
+    /// The vendor, such as `e2b`.
+    pub provider: &'a str,
+    /// The account's settings (`api_url`, `public_traffic`, ...), checked.
+    pub fields: &'a serde_json::Map<String, serde_json::Value>,
+    /// Its key. Never log it.
+    pub key: &'a str,
+}
+
+impl std::fmt::Debug for Account<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("name", &self.name)
+            .field("provider", &self.provider)
+            .field("fields", &self.fields)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The facts of a vendor this crate knows, by provider name.
+pub fn facts(provider: &str) -> Option<&'static VendorFacts> {
+    [&E2B, &DAYTONA, &MODAL, &RUNTIME_CLOUD, &VERCEL].into_iter().find(|f| f.provider == provider)
+}
+
+/// The runtime of a vendor account, or why this build cannot make one.
+pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> {
+    let field = |k: &str| account.fields.get(k).and_then(serde_json::Value::as_str);
+    let flag =
+        |k: &str| account.fields.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let _ = (&field, &flag);
+    match account.provider {
+        #[cfg(feature = "e2b")]
+        "e2b" => {
+            let options = super::e2b::Options {
+                api_url: field("api_url").map(str::to_owned),
+                sandbox_url: field("sandbox_url").map(str::to_owned),
+                public_traffic: flag("public_traffic"),
+            };
+            let vendor = super::e2b::E2b::new(account.key, options)?;
+            Ok(Arc::new(Remote::new(account.name, vendor)))
+        }
+        #[cfg(feature = "daytona")]
+        "daytona" => {
+            let options = super::daytona::Options {
+                api_url: field("api_url").map(str::to_owned),
+                target: field("target").map(str::to_owned),
+            };
+            let vendor = super::daytona::Daytona::new(account.key, options)?;
+            Ok(Arc::new(Remote::new(account.name, vendor)))
+        }
+        #[cfg(feature = "modal")]
+        "modal" => {
+            let options = super::modal::Options {
+                server_url: field("server_url").map(str::to_owned),
+                environment: field("environment").map(str::to_owned),
+            };
+            let token_id = field("token_id").unwrap_or_default();
+            let vendor = super::modal::Modal::new(token_id, account.key, options)?;
+            Ok(Arc::new(Remote::new(account.name, vendor)))
+        }
+        #[cfg(feature = "runtime-cloud")]
+        "runtime-cloud" => {
+            let options =
+                super::runtime_cloud::Options { api_url: field("api_url").map(str::to_owned) };
+            let vendor = super::runtime_cloud::RuntimeCloud::new(account.key, options)?;
+            Ok(Arc::new(Remote::new(account.name, vendor)))
+        }
+        #[cfg(feature = "vercel")]
+        "vercel" => {
+            let options = super::vercel::Options {
+                team_id: field("team_id").unwrap_or_default().to_owned(),
+                project_id: field("project_id").unwrap_or_default().to_owned(),
+                api_url: field("api_url").map(str::to_owned),
+                registry_url: field("registry_url").map(str::to_owned),
+            };
+            let vendor = super::vercel::Vercel::new(account.key, options)?;
+            Ok(Arc::new(Remote::new(account.name, vendor)))
+        }
+        p if facts(p).is_some() => Err(format!(
+            "this build of holm has no {p} adapter: build it with the `{p}` cargo feature (cargo build --features {p})"
+        )),
+        p => Err(format!(
+            "no adapter for provider {p} in this build yet; boxes cannot be created on it"
+        )),
+    }
+}

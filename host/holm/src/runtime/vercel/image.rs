@@ -1,0 +1,188 @@
+//! The box image at Vercel: built on the Docker engine where the server
+//! runs (the image a Docker box uses, cached there), pushed to Vercel
+//! Container Registry as `<team-slug>/<project-slug>/holm-box:<name>`
+//! with the team id as the user and the token as the password, and used
+//! once VCR says the tag is `ready`. A later box (or another server) finds
+//! the tag at VCR by its name, made of the image's content, and starts
+//! from it without building.
+
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::auth::DockerCredentials;
+use bollard::query_parameters::{
+    PushImageOptionsBuilder, RemoveImageOptionsBuilder, TagImageOptionsBuilder,
+};
+use futures_util::StreamExt;
+use reqwest::Method;
+use serde::Deserialize;
+
+use super::{VENDOR, Vercel};
+use crate::image::Progress;
+use crate::runtime::remote::{Recipe, Retry, VResult, VendorError};
+
+/// The repository of box images in the project.
+pub const REPOSITORY: &str = "holm-box";
+/// How long VCR may take to prepare a pushed image.
+const PREPARE_TIMEOUT: Duration = Duration::from_secs(1800);
+const POLL: Duration = Duration::from_secs(1);
+
+/// VCR's status of a tag: `preparing`, `ready`, `unoptimized`, or none (an
+/// image index).
+#[derive(Debug, Deserialize)]
+pub(super) struct TagStatus {
+    pub status: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TagAnswer {
+    tag: TagStatus,
+}
+
+/// The tag of a recipe: its content (the Dockerfile and the guest), not its
+/// resources, which a Vercel sandbox sets itself.
+pub(super) fn tag_of(recipe: &Recipe) -> String {
+    let content = Recipe { memory_mib: 0, cpus: 0, ..recipe.clone() };
+    content.name_for(&[recipe.dockerfile.as_bytes(), crate::image::guest_sha256().as_bytes()])
+}
+
+impl Vercel {
+    /// The tag's status at VCR, or `None` when there is no such tag.
+    pub(super) async fn tag_status(&self, tag: &str) -> VResult<Option<TagStatus>> {
+        let path = format!("/v1/vcr/repository/{REPOSITORY}/tags/{tag}");
+        let answer = self
+            .rest
+            .json("read an image's status", Retry::Idempotent, |r| {
+                self.scoped(r.request(Method::GET, &path))
+                    .query(&[("projectId", self.options.project_id.as_str())])
+            })
+            .await;
+        match answer {
+            Ok(TagAnswer { tag }) => Ok(Some(tag)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `repo/path` of the project at VCR: `<team-slug>/<project-slug>`.
+    async fn registry_path(&self) -> VResult<String> {
+        #[derive(Deserialize)]
+        struct Team {
+            slug: String,
+        }
+        #[derive(Deserialize)]
+        struct Project {
+            name: String,
+        }
+        let team_id = self.options.team_id.clone();
+        let team: Team = self
+            .rest
+            .json("read the team", Retry::Idempotent, |r| {
+                self.scoped(r.request(Method::GET, &format!("/v2/teams/{team_id}")))
+            })
+            .await?;
+        let project_id = self.options.project_id.clone();
+        let project: Project = self
+            .rest
+            .json("read the project", Retry::Idempotent, |r| {
+                self.scoped(r.request(Method::GET, &format!("/v9/projects/{project_id}")))
+            })
+            .await?;
+        Ok(format!("{}/{}", team.slug, project.name))
+    }
+
+    /// Builds the image on the local engine and pushes it to VCR as `tag`.
+    pub(super) async fn build_and_push(
+        &self,
+        recipe: &Recipe,
+        tag: &str,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> VResult<()> {
+        let fail = |what: &str, e: String| VendorError::answer(VENDOR, what, e);
+        let docker = Docker::connect_with_defaults().map_err(|e| {
+            fail("build the image", format!("the Vercel runtime builds on the local Docker engine, which cannot be reached: {e}"))
+        })?;
+        let local = crate::image::ensure_image(&docker, &recipe.request, progress)
+            .await
+            .map_err(|e| fail("build the image", e.to_string()))?;
+        let registry = self.registry_host();
+        let repo = format!("{registry}/{}/{REPOSITORY}", self.registry_path().await?);
+        let options = TagImageOptionsBuilder::default().repo(&repo).tag(tag).build();
+        docker
+            .tag_image(&local, Some(options))
+            .await
+            .map_err(|e| fail("tag the image for VCR", e.to_string()))?;
+        progress(Progress::Status(format!(
+            "pushing {REPOSITORY}:{tag} to Vercel Container Registry"
+        )));
+        let credentials = DockerCredentials {
+            username: Some(self.options.team_id.clone()),
+            password: Some(self.rest.key().get()),
+            serveraddress: Some(registry.clone()),
+            ..DockerCredentials::default()
+        };
+        let options = PushImageOptionsBuilder::default().tag(tag).build();
+        let mut stream = docker.push_image(&repo, Some(options), Some(credentials));
+        let mut failed = None;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(info) => {
+                    if let Some(e) = info.error_detail.and_then(|d| d.message) {
+                        failed = Some(e);
+                    }
+                }
+                Err(e) => failed = Some(e.to_string()),
+            }
+        }
+        // The engine keeps the image under its own tag; the registry's goes.
+        let untag = RemoveImageOptionsBuilder::default().noprune(true).build();
+        let _ = docker.remove_image(&format!("{repo}:{tag}"), Some(untag), None).await;
+        match failed {
+            Some(e) => Err(fail("push the image to VCR", e).scrub(&self.rest.key().get())),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until VCR has prepared `tag`.
+    pub(super) async fn wait_ready(
+        &self,
+        tag: &str,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> VResult<()> {
+        let started = Instant::now();
+        let mut last = String::new();
+        loop {
+            let status = self.tag_status(tag).await?.and_then(|s| s.status);
+            let now = status.clone().unwrap_or_else(|| "none".into());
+            if now != last {
+                progress(Progress::Status(format!("VCR image {REPOSITORY}:{tag}: {now}")));
+                last = now;
+            }
+            match status.as_deref() {
+                Some("ready") => return Ok(()),
+                Some("unoptimized") => {
+                    return Err(VendorError::answer(
+                        VENDOR,
+                        "prepare the image",
+                        "VCR could not prepare it for sandboxes (unoptimized)",
+                    ));
+                }
+                None if started.elapsed() > Duration::from_secs(60) => {
+                    return Err(VendorError::answer(
+                        VENDOR,
+                        "prepare the image",
+                        "VCR has no status for it: an image index, not a single linux/amd64 image",
+                    ));
+                }
+                _ if started.elapsed() > PREPARE_TIMEOUT => {
+                    return Err(VendorError::answer(
+                        VENDOR,
+                        "prepare the image",
+                        "VCR took longer than 30 minutes",
+                    ));
+                }
+                _ => tokio::time::sleep(POLL).await,
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! What one server takes on: live boxes, image builds at once, how long the
+//! records of removed boxes stay, and how much disk its box images may take.
+//! Each refusal says the limit and where to change it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use holm::runtime::Runtime;
+use holm_proto::{ApiError, ErrorCode};
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::Service;
+use super::errors::Error;
+use super::state::Entry;
+
+/// The server's limits (`HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`,
+/// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most live boxes (not removed or failed), boxes waiting in warm
+    /// pools counted: the one box limit. `HOLM_MAX_BOXES` sets it; a
+    /// runtimes file's `max_boxes` may lower it, never raise it.
+    pub max_boxes: usize,
+    /// The most image builds at once.
+    pub max_builds: usize,
+    /// How long the record of a removed or failed box is kept, in seconds.
+    pub record_retention_secs: u64,
+    /// The most bytes the box images may take (as their sizes add up,
+    /// shared layers counted in each) before unused ones are pruned after a
+    /// build; `None` never prunes.
+    pub image_cache_bytes: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_boxes: 64,
+            max_builds: 2,
+            record_retention_secs: 7 * 86_400,
+            image_cache_bytes: Some(100 << 30),
+        }
+    }
+}
+
+impl Limits {
+    /// The box limit once a runtimes file's `max_boxes` is read: the smaller
+    /// of the two, so the file (which also sizes the warm pools) can lower
+    /// what the environment allows but never raise it. A file that asks
+    /// for more is logged.
+    #[must_use]
+    pub fn with_file_max_boxes(mut self, file: Option<usize>) -> Self {
+        if let Some(n) = file {
+            if n > self.max_boxes {
+                tracing::warn!(
+                    file = n,
+                    env = self.max_boxes,
+                    "the runtimes file's max_boxes is above HOLM_MAX_BOXES; the server holds at most HOLM_MAX_BOXES"
+                );
+            }
+            self.max_boxes = self.max_boxes.min(n);
+        }
+        self
+    }
+}
+
+impl Service {
+    /// Refuses a new box when the server has its most live boxes. Called
+    /// under the lock that inserts it, so two requests cannot both pass.
+    pub(super) fn admit_box(&self, boxes: &BTreeMap<String, Arc<Entry>>) -> Result<(), Error> {
+        let live = boxes.values().filter(|e| e.record().state.is_live()).count();
+        if live < self.limits.max_boxes {
+            return Ok(());
+        }
+        Err(self.at_box_limit(live).into())
+    }
+
+    /// The refusal of a box beyond the server's box limit.
+    pub(super) fn at_box_limit(&self, live: usize) -> ApiError {
+        let max = self.limits.max_boxes;
+        ApiError::new(
+            ErrorCode::LimitReached,
+            format!("this server has {live} boxes, its most ({max}); no more are made"),
+        )
+        .with_hint(
+            "remove boxes you no longer need, or raise HOLM_MAX_BOXES (and the runtimes file's \
+             max_boxes, if it sets one); boxes waiting in warm pools count",
+        )
+        .with_details(serde_json::json!({ "limit": max, "live": live }))
+    }
+
+    /// A place among the builds that may run at once, or a refusal when
+    /// they all run: for builds a client asked for.
+    pub fn build_permit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        Arc::clone(&self.builds).try_acquire_owned().map_err(|_| {
+            let max = self.limits.max_builds;
+            ApiError::new(
+                ErrorCode::LimitReached,
+                format!("{max} image builds already run on this server, its most at once"),
+            )
+            .with_hint("try again when one ends, or raise HOLM_MAX_BUILDS")
+            .with_details(serde_json::json!({ "limit": max }))
+            .into()
+        })
+    }
+
+    /// A place among the builds, waited for: for the image a new box needs.
+    pub(super) async fn build_slot(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.builds).acquire_owned().await.ok()
+    }
+
+    /// After a build that made an image: prunes unused box images on the
+    /// runtime's engine while they take more than the limit.
+    pub async fn prune_past_size(&self, runtime: &Arc<dyn Runtime>) {
+        let Some(limit) = self.limits.image_cache_bytes else { return };
+        let policy = holm::image::Prune { keep_under_bytes: Some(limit), ..Default::default() };
+        match runtime.prune_images(&policy).await {
+            Ok(pruned) if !pruned.is_empty() => {
+                tracing::info!(
+                    removed = pruned.len(),
+                    limit,
+                    "pruned unused box images past the size limit"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot prune box images"),
+        }
+    }
+
+    /// Deletes the records (and traces) of boxes removed or failed longer
+    /// ago than the retention period. Answers how many went.
+    pub async fn prune_records(&self) -> usize {
+        let now = self.clock.now_secs();
+        let retention = self.limits.record_retention_secs;
+        let old: Vec<String> = {
+            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
+            boxes
+                .values()
+                .map(|e| e.record())
+                .filter(|r| !r.state.is_live())
+                .filter(|r| {
+                    // Records from before `ended_at` count from their end of life.
+                    let ended = r.ended_at.unwrap_or(r.expires_at.min(now));
+                    ended.saturating_add(retention) <= now
+                })
+                .map(|r| r.id)
+                .collect()
+        };
+        let mut n = 0;
+        for id in old {
+            match self.store.delete_box(&id).await {
+                Ok(()) => {
+                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                    n += 1;
+                }
+                Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot prune a box's record"),
+            }
+        }
+        if n > 0 {
+            tracing::info!(pruned = n, retention, "pruned the records of long-removed boxes");
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Limits;
+
+    #[test]
+    fn the_runtimes_file_lowers_the_box_limit_and_never_raises_it() {
+        let env = Limits { max_boxes: 10, ..Limits::default() };
+        assert_eq!(env.with_file_max_boxes(None).max_boxes, 10, "no file: the environment's");
+        assert_eq!(env.with_file_max_boxes(Some(4)).max_boxes, 4, "a smaller file wins");
+        assert_eq!(env.with_file_max_boxes(Some(40)).max_boxes, 10, "a larger file does not");
+        assert_eq!(Limits::default().with_file_max_boxes(None).max_boxes, 64);
+    }
+}

@@ -1,0 +1,72 @@
+//! The traces of requests to boxes: queued on the request's path, written
+//! each second.
+
+use holm_proto::guest::Page;
+use holm_proto::host::Trace;
+use holm_proto::{ApiError, Issue};
+
+use super::Service;
+use super::errors::Error;
+use super::errors::store_error;
+
+impl Service {
+    /// A new trace id.
+    pub fn trace_id(&self) -> String {
+        self.tracer.next_id(self.clock.now())
+    }
+
+    /// Queues a trace; it is written within a second.
+    pub fn trace(&self, trace: Trace) {
+        self.tracer.push(trace);
+    }
+
+    /// Writes queued traces and moved idle deadlines to the store.
+    pub async fn flush(&self) {
+        let traces = self.tracer.take();
+        if !traces.is_empty()
+            && let Err(e) = self.store.append_traces(&traces).await
+        {
+            tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
+            self.tracer.put_back(traces);
+        }
+        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
+        for id in &dirty {
+            if let Ok(entry) = self.get(id) {
+                self.save(&entry).await;
+            }
+        }
+        let dirty: Vec<String> = dirty.into_iter().collect();
+        self.push_deadlines(&dirty).await;
+    }
+
+    /// One page of a box's traces, oldest first.
+    pub async fn traces(
+        &self,
+        id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Trace>, Error> {
+        self.get(id)?;
+        if !(1..=1000).contains(&limit) {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "limit".into(),
+                problem: format!("must be 1 to 1000, not {limit}"),
+            }])
+            .into());
+        }
+        if cursor.is_some_and(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(ApiError::invalid_fields(vec![Issue {
+                path: "cursor".into(),
+                problem: "is not a cursor this server gave".into(),
+            }])
+            .into());
+        }
+        self.flush().await;
+        let mut data =
+            self.store.traces(id, cursor, limit as usize + 1).await.map_err(|e| store_error(&e))?;
+        let more = data.len() > limit as usize;
+        data.truncate(limit as usize);
+        let next_cursor = if more { data.last().map(|t| t.id.clone()) } else { None };
+        Ok(Page { data, next_cursor })
+    }
+}

@@ -1,0 +1,510 @@
+//! Every route of the guest, once: its method and path, what it takes and
+//! answers, whether it only watches the box or is a stream, and how holmd
+//! reaches it. The guest's router is built from this table, holmd forwards
+//! and documents the routes marked [`Holmd::Forward`] from it, and a test on
+//! each side fails when a route is missing.
+
+use super::{Call, Method, Op};
+use crate::agent::{AgentRequest, AgentToken};
+use crate::desk::{Clipboard, ClipboardSet, Window, WindowActed, WindowAction};
+use crate::guest::{
+    BoxSecret, BridgeSecret, BridgeStatus, ClickRequest, CommandEvent, CommandRequest,
+    CommandResult, CursorPosition, EvaluateRequest, EvaluateResult, FileInfo, FileStat,
+    FillRequest, Health, Info, InputRequest, InputResult, ListQuery, LoadStateResult, MkdirRequest,
+    NavigateRequest, OpenTab, OutputEvent, OutputPage, OutputQuery, Page, PageContent, PageResult,
+    PageScreenshotOptions, PathQuery, PressRequest, ProcessInfo, ProcessStart, RemoveRequest,
+    RenameRequest, Screen, ScreenshotOptions, SignalRequest, StdinQuery, StorageState, Tab,
+    TabQuery, Ticket, TicketRequest, TypeRequest, WaitRequest, WriteQuery,
+};
+use crate::terminal::{TerminalEvent, TerminalQuery};
+use crate::viewer::{
+    AskForHelp, ControlEvents, EventsQuery, HandoffStatus, HandoffWait, ViewerConfig, ViewersStatus,
+};
+
+/// How holmd reaches a guest route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holmd {
+    /// Forwarded as it is: `/v1/boxes/{id}/REST` to the guest's `/v1/REST`.
+    Forward,
+    /// Answered by a route of holmd's own, which calls it (the route named).
+    Own(&'static str),
+    /// Not reachable through holmd, for the reason given (the server's
+    /// alone, or the guest's own, reached straight with `holm agent`).
+    Internal(&'static str),
+}
+
+/// One route of the guest.
+#[derive(Debug, Clone, Copy)]
+pub struct GuestRoute {
+    /// Its method.
+    pub method: Method,
+    /// Its path in the guest, with `{name}` parameters.
+    pub path: &'static str,
+    /// What it takes and answers.
+    pub op: Op,
+    /// How holmd reaches it.
+    pub holmd: Holmd,
+    /// Whether it only watches the box: watching does not move an idle
+    /// deadline; everything else does.
+    pub watches: bool,
+    /// Whether it is a stream (a command's events, a followed output, a
+    /// command waited for, a file's contents, a terminal), which holmd's
+    /// forward timeout does not bound.
+    pub stream: bool,
+}
+
+impl GuestRoute {
+    /// A route that holmd forwards, moves the idle deadline and is no stream.
+    pub const fn new(method: Method, path: &'static str, op: Op) -> Self {
+        Self { method, path, op, holmd: Holmd::Forward, watches: false, stream: false }
+    }
+
+    /// Only watches the box.
+    #[must_use]
+    pub const fn watches(mut self) -> Self {
+        self.watches = true;
+        self
+    }
+
+    /// Is a stream.
+    #[must_use]
+    pub const fn stream(mut self) -> Self {
+        self.stream = true;
+        self
+    }
+
+    /// Is answered by holmd's route `route`.
+    #[must_use]
+    pub const fn own(mut self, route: &'static str) -> Self {
+        self.holmd = Holmd::Own(route);
+        self
+    }
+
+    /// Is the server's alone, for the reason given.
+    #[must_use]
+    pub const fn internal(mut self, why: &'static str) -> Self {
+        self.holmd = Holmd::Internal(why);
+        self
+    }
+
+    /// Its path through holmd, `/v1/boxes/{id}` and the rest of its own,
+    /// when holmd forwards it.
+    pub fn forwarded_path(&self) -> Option<String> {
+        (self.holmd == Holmd::Forward)
+            .then(|| format!("/v1/boxes/{{id}}{}", self.path.trim_start_matches("/v1")))
+    }
+
+    /// The route `method` `path` (a concrete path) names, if any.
+    pub fn find(method: Method, path: &str) -> Option<&'static GuestRoute> {
+        GUEST_ROUTES.iter().find(|r| r.method == method && super::path_matches(r.path, path))
+    }
+}
+
+const fn get(path: &'static str, op: Op) -> GuestRoute {
+    GuestRoute::new(Method::Get, path, op)
+}
+
+const fn post(path: &'static str, op: Op) -> GuestRoute {
+    GuestRoute::new(Method::Post, path, op)
+}
+
+const fn put(path: &'static str, op: Op) -> GuestRoute {
+    GuestRoute::new(Method::Put, path, op)
+}
+
+const fn delete(path: &'static str, op: Op) -> GuestRoute {
+    GuestRoute::new(Method::Delete, path, op)
+}
+
+/// `GET /health`: the desktop's readiness, without a credential.
+pub const HEALTH: Call<(), Health> = Call::get(
+    "/health",
+    "health",
+    "Whether each component of the desktop is ready; needs no credential",
+)
+.internal("holmd reads it to know a box is ready")
+.public()
+.watches();
+
+/// `GET /v1/info`.
+pub const INFO: Call<(), Info> =
+    Call::get("/v1/info", "desktop", "The guest's version, screens and capabilities").watches();
+
+/// `GET /v1/screens`.
+pub const SCREENS: Call<(), Page<Screen>> =
+    Call::get("/v1/screens", "desktop", "The box's screens").watches();
+
+/// `GET /v1/screens/{screen}`.
+pub const SCREEN: Call<(), Screen> =
+    Call::get("/v1/screens/{screen}", "desktop", "One screen").watches();
+
+/// `GET /v1/screens/{screen}/cursor`.
+pub const CURSOR: Call<(), CursorPosition> =
+    Call::get("/v1/screens/{screen}/cursor", "desktop", "Where the pointer is").watches();
+
+/// `POST /v1/commands/run`: waits for the command, so it is a stream.
+pub const RUN: Call<CommandRequest, CommandResult> =
+    Call::post("/v1/commands/run", "commands", "Run a command and wait for it");
+
+/// `POST /v1/processes`.
+pub const SPAWN: Call<ProcessStart, ProcessInfo> =
+    Call::post("/v1/processes", "processes", "Start a background process");
+
+/// `GET /v1/processes`.
+pub const PROCESSES: Call<(), Page<ProcessInfo>> =
+    Call::get("/v1/processes", "processes", "The background processes");
+
+/// `GET /v1/processes/{process}`.
+pub const PROCESS: Call<(), ProcessInfo> =
+    Call::get("/v1/processes/{process}", "processes", "One background process");
+
+/// `POST /v1/files/mkdir`.
+pub const MKDIR: Call<MkdirRequest, FileInfo> =
+    Call::post("/v1/files/mkdir", "files", "Make a directory");
+
+/// `POST /v1/files/rename`.
+pub const RENAME: Call<RenameRequest, FileInfo> =
+    Call::post("/v1/files/rename", "files", "Rename a path");
+
+/// `GET /v1/browser/tabs`.
+pub const TABS: Call<(), Page<Tab>> =
+    Call::get("/v1/browser/tabs", "browser", "The browser's tabs").watches();
+
+/// `POST /v1/browser/tabs`.
+pub const OPEN_TAB: Call<OpenTab, Tab> = Call::post(
+    "/v1/browser/tabs",
+    "browser",
+    "Open a tab, make it current, and wait for its page to load",
+);
+
+/// `POST /v1/browser/navigate`.
+pub const NAVIGATE: Call<NavigateRequest, PageResult> = Call::post(
+    "/v1/browser/navigate",
+    "browser",
+    "Load a URL and wait for load, DOMContentLoaded or commit",
+);
+
+/// `POST /v1/browser/click`.
+pub const CLICK: Call<ClickRequest, PageResult> = Call::post(
+    "/v1/browser/click",
+    "browser",
+    "Click the first visible element that matches a CSS selector, with real mouse events",
+);
+
+/// `POST /v1/browser/type`.
+pub const TYPE: Call<TypeRequest, PageResult> = Call::post(
+    "/v1/browser/type",
+    "browser",
+    "Type text as key presses, into the element that matches or where the focus is",
+);
+
+/// `POST /v1/browser/fill`.
+pub const FILL: Call<FillRequest, PageResult> = Call::post(
+    "/v1/browser/fill",
+    "browser",
+    "Set a field's value at once, firing input and change",
+);
+
+/// `POST /v1/browser/press`.
+pub const PRESS: Call<PressRequest, PageResult> =
+    Call::post("/v1/browser/press", "browser", "Press a key or chord such as Enter or Control+a");
+
+/// `POST /v1/browser/wait`.
+pub const WAIT: Call<WaitRequest, PageResult> = Call::post(
+    "/v1/browser/wait",
+    "browser",
+    "Wait (bounded) until an element is visible, attached, hidden or detached",
+);
+
+/// `POST /v1/browser/evaluate`.
+pub const EVALUATE: Call<EvaluateRequest, EvaluateResult> = Call::post(
+    "/v1/browser/evaluate",
+    "browser",
+    "Evaluate a JavaScript expression; an exception is a page_error",
+);
+
+/// `GET /v1/browser/text`.
+pub const PAGE_TEXT: Call<(), PageContent> =
+    Call::get("/v1/browser/text", "browser", "The text a person sees in a tab")
+        .query::<TabQuery>()
+        .watches();
+
+/// `GET /v1/browser/html`.
+pub const PAGE_HTML: Call<(), PageContent> =
+    Call::get("/v1/browser/html", "browser", "The HTML of a tab").query::<TabQuery>().watches();
+
+/// `GET /v1/browser/state`.
+pub const SAVE_STATE: Call<(), StorageState> = Call::get(
+    "/v1/browser/state",
+    "browser",
+    "save_state: the cookies and the local and session storage of every origin open in a tab",
+)
+.watches();
+
+/// `POST /v1/browser/state`.
+pub const LOAD_STATE: Call<StorageState, LoadStateResult> = Call::post(
+    "/v1/browser/state",
+    "browser",
+    "load_state: put cookies and storage (from any box) into this box's browser",
+);
+
+/// `GET /v1/bridge`: holmd asks it when it hands out the bridge.
+pub const BRIDGE: Call<(), BridgeStatus> =
+    Call::get("/v1/bridge", "browser", "Whether the Chromium bridge is armed, and its port")
+        .own("POST /v1/boxes/{id}/bridge");
+
+/// `POST /v1/bridge/tickets`.
+pub const BRIDGE_TICKET: Call<TicketRequest, Ticket> = Call::post(
+    "/v1/bridge/tickets",
+    "credentials",
+    "A ticket URL that opens one bridge connection without headers, until it expires",
+)
+.own("POST /v1/boxes/{id}/bridge");
+
+/// `GET /v1/viewers`.
+pub const VIEWERS: Call<(), ViewersStatus> =
+    Call::get("/v1/viewers", "viewers", "The viewers' state: who is connected, who holds control")
+        .own("GET /v1/boxes/{id}/viewers");
+
+/// `GET /v1/viewers/events`.
+pub const VIEWER_EVENTS: Call<(), ControlEvents> = Call::get(
+    "/v1/viewers/events",
+    "viewers",
+    "Who held control of the box through a takeover URL, and when: each take and each handback",
+)
+.query::<EventsQuery>();
+
+/// `PUT /v1/viewers/help`.
+pub const ASK_FOR_HELP: Call<AskForHelp, HandoffStatus> =
+    Call::put("/v1/viewers/help", "viewers", "Ask a person for help; the agent's input waits")
+        .own("POST /v1/boxes/{id}/handoff");
+
+/// `GET /v1/viewers/handoff`.
+pub const HANDOFF: Call<(), HandoffStatus> = Call::get(
+    "/v1/viewers/handoff",
+    "viewers",
+    "The handoff between agent and person; with wait_for=handed_back, answer once the person hands back",
+)
+.query::<HandoffWait>()
+.own("GET /v1/boxes/{id}/handoff");
+
+/// `GET /v1/windows`.
+pub const WINDOWS: Call<(), Page<Window>> = Call::get(
+    "/v1/windows",
+    "windows",
+    "The top-level windows of every screen: title, app, rectangle, and which has the focus",
+)
+.watches();
+
+/// `POST /v1/windows/{window}`.
+pub const WINDOW: Call<WindowAction, WindowActed> = Call::post(
+    "/v1/windows/{window}",
+    "windows",
+    "Focus, move, resize or close a window, and wait (bounded) until the change shows",
+);
+
+/// `GET /v1/clipboard`.
+pub const CLIPBOARD: Call<(), Clipboard> = Call::get(
+    "/v1/clipboard",
+    "clipboard",
+    "The clipboard's types, its text and its PNG image (base64), as the apps see it",
+)
+.watches();
+
+/// `PUT /v1/clipboard`.
+pub const SET_CLIPBOARD: Call<ClipboardSet, Clipboard> = Call::put(
+    "/v1/clipboard",
+    "clipboard",
+    "Put text, a PNG image (base64), or both on the clipboard; the guest owns it until an app copies",
+);
+
+/// Every route of the guest.
+pub static GUEST_ROUTES: &[GuestRoute] = &[
+    HEALTH.route,
+    put(
+        "/v1/secret",
+        Op::empty(
+            "credentials",
+            "Replace the box secret (box secret only); the old one is refused from then on",
+        )
+        .body::<BoxSecret>(),
+    )
+    .internal("the box secret is the server's to set"),
+    post(
+        "/v1/agent/tokens",
+        Op::json::<AgentToken>(
+            "credentials",
+            "A new agent credential, for debugging from the host (box secret only): it opens \
+             every route but those that manage credentials, until ttl_secs (default 300, at most 3600)",
+        )
+        .body::<AgentRequest>(),
+    )
+    .own("POST /v1/boxes/{id}/agent"),
+    delete(
+        "/v1/agent/tokens",
+        Op::empty("credentials", "Revoke every agent credential (box secret only)"),
+    )
+    .own("DELETE /v1/boxes/{id}/agent"),
+    get(
+        "/v1/openapi.json",
+        Op::json::<serde_json::Value>("guest", "This document; needs no credential").public(),
+    )
+    .internal("the guest's own document, read straight (holm agent); holmd serves its own")
+    .watches(),
+    INFO.route,
+    SCREENS.route,
+    SCREEN.route,
+    CURSOR.route,
+    get(
+        "/v1/screens/{screen}/screenshot",
+        Op::image(
+            "desktop",
+            "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame",
+        )
+        .query::<ScreenshotOptions>(),
+    )
+    .watches(),
+    post(
+        "/v1/screens/{screen}/input",
+        Op::json_or_image::<InputResult>(
+            "desktop",
+            "Input actions in order; with screenshot, answer the image after them",
+        )
+        .body::<InputRequest>(),
+    ),
+    RUN.route.stream(),
+    post(
+        "/v1/commands/stream",
+        Op::ndjson::<CommandEvent>("commands", "Run a command and stream its events")
+            .body::<CommandRequest>(),
+    )
+    .stream(),
+    SPAWN.route,
+    PROCESSES.route,
+    PROCESS.route,
+    delete(
+        "/v1/processes/{process}",
+        Op::empty("processes", "Kill a background process if it runs, and forget it"),
+    ),
+    get(
+        "/v1/processes/{process}/output",
+        Op::json_or_ndjson::<OutputPage, OutputEvent>(
+            "processes",
+            "Output events after a cursor; follow=true streams",
+        )
+        .query::<OutputQuery>(),
+    )
+    .stream(),
+    post(
+        "/v1/processes/{process}/stdin",
+        Op::empty("processes", "Write the raw body to standard input; eof=true closes it")
+            .query::<StdinQuery>()
+            .raw_body(),
+    )
+    .stream(),
+    post(
+        "/v1/processes/{process}/signal",
+        Op::empty("processes", "Send a signal").body::<SignalRequest>(),
+    ),
+    get("/v1/files/content", Op::bytes("files", "Read a file").query::<PathQuery>()).stream(),
+    put(
+        "/v1/files/content",
+        Op::json::<FileInfo>("files", "Write a file atomically, making parents")
+            .query::<WriteQuery>()
+            .raw_body(),
+    )
+    .stream(),
+    get("/v1/files/list", Op::json::<Page<FileInfo>>("files", "List a directory").query::<ListQuery>()),
+    get("/v1/files/stat", Op::json::<FileStat>("files", "Describe a path").query::<PathQuery>()),
+    MKDIR.route,
+    post("/v1/files/remove", Op::empty("files", "Remove a path").body::<RemoveRequest>()),
+    RENAME.route,
+    BRIDGE.route,
+    put(
+        "/v1/bridge/secret",
+        Op::empty("credentials", "Replace the bridge's secret").body::<BridgeSecret>(),
+    )
+        .internal("the bridge's secret is the server's to set"),
+    BRIDGE_TICKET.route,
+    TABS.route,
+    OPEN_TAB.route,
+    delete("/v1/browser/tabs/{tab}", Op::empty("browser", "Close a tab")),
+    post(
+        "/v1/browser/tabs/{tab}/activate",
+        Op::empty("browser", "Bring a tab to the front and make it current"),
+    ),
+    NAVIGATE.route,
+    CLICK.route,
+    TYPE.route,
+    FILL.route,
+    PRESS.route,
+    WAIT.route,
+    EVALUATE.route,
+    get(
+        "/v1/browser/screenshot",
+        Op::image(
+            "browser",
+            "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height",
+        )
+        .query::<PageScreenshotOptions>(),
+    )
+    .watches(),
+    PAGE_TEXT.route,
+    PAGE_HTML.route,
+    SAVE_STATE.route,
+    LOAD_STATE.route,
+    get(
+        "/v1/terminal",
+        Op::websocket::<TerminalEvent>(
+            "terminal",
+            "A terminal: a real pty in the box over a WebSocket (Upgrade: websocket). Binary frames \
+             carry its bytes both ways; text frames are JSON: {\"type\":\"resize\",\"cols\",\"rows\"} \
+             from the client, ready (first), error and exit (last) from the server",
+        )
+        .query::<TerminalQuery>(),
+    )
+    .stream(),
+    VIEWERS.route,
+    put(
+        "/v1/viewers/config",
+        Op::empty("credentials", "Set the viewers' key and grants").body::<ViewerConfig>(),
+    )
+        .internal("the viewers' key and grants are the server's to set"),
+    VIEWER_EVENTS.route,
+    ASK_FOR_HELP.route,
+    delete(
+        "/v1/viewers/help",
+        Op::json::<HandoffStatus>("viewers", "Withdraw a request for help"),
+    )
+    .own("DELETE /v1/boxes/{id}/handoff"),
+    HANDOFF.route,
+    WINDOWS.route,
+    WINDOW.route,
+    CLIPBOARD.route,
+    SET_CLIPBOARD.route,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_route_is_declared_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in GUEST_ROUTES {
+            assert!(seen.insert((r.method, r.path)), "{} {} twice", r.method, r.path);
+        }
+    }
+
+    #[test]
+    fn a_concrete_path_finds_its_route() {
+        let r = GuestRoute::find(Method::Get, "/v1/processes/p_1/output").unwrap();
+        assert_eq!(r.path, "/v1/processes/{process}/output");
+        assert!(r.stream && !r.watches);
+        assert!(GuestRoute::find(Method::Get, "/v1/processes//output").is_none());
+        assert!(GuestRoute::find(Method::Patch, "/v1/info").is_none());
+        let forwarded = GuestRoute::find(Method::Get, "/v1/screens/0").unwrap();
+        assert_eq!(forwarded.forwarded_path().unwrap(), "/v1/boxes/{id}/screens/{screen}");
+        assert!(HEALTH.route.forwarded_path().is_none());
+    }
+}
