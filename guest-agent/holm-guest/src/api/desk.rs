@@ -131,9 +131,11 @@ async fn act(
     let deadline = Instant::now() + APPLY_WAIT;
     // A client busy with an earlier change may miss a move or a resize, or
     // answer the earlier one after it (Chromium on sway, made floating,
-    // takes its floating size late): the change must hold for STEADY, and
-    // is asked again (at most twice) when it did not show or did not hold.
-    let idempotent = matches!(action, WindowAction::Move { .. } | WindowAction::Resize { .. });
+    // takes its floating size late); a window manager may hand the focus
+    // to a window mapped just before (fluxbox focuses new windows a moment
+    // after it lists them): the change must hold for STEADY, and is asked
+    // again (at most twice) when it did not show or did not hold.
+    let idempotent = !matches!(action, WindowAction::Close);
     let (mut asks, mut since) = (0, None::<Instant>);
     let mut last_ask = Instant::now();
     loop {
