@@ -15,6 +15,7 @@ mod endpoint;
 mod error;
 mod server;
 mod terminal;
+mod timeline;
 mod viewers;
 
 pub use agent::agent_access;

@@ -46,6 +46,7 @@ pub mod keys;
 pub mod progress;
 pub mod strict;
 pub mod terminal;
+pub mod timeline;
 pub mod viewer;
 
 pub use error::{ApiError, BoxRequest, ErrorBody, ErrorCode, ErrorDetails, Issue, NextStep};
