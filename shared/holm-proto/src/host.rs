@@ -448,7 +448,7 @@ pub struct Trace {
     pub control: Option<crate::viewer::ControlEvent>,
     /// What the request did, when it was an action (a timeline step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<crate::timeline::Action>,
+    pub action: Option<crate::timeline::StepAction>,
     /// The image the request answered, when the server kept it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<crate::timeline::Shot>,

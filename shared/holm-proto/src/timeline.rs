@@ -46,7 +46,7 @@ wire_names!(StepKind {
 /// What a request did, as its trace keeps it: never a secret, a token, a
 /// file's content or a large body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Action {
+pub struct StepAction {
     /// Its kind.
     pub kind: StepKind,
     /// What it was, in a word or two: `click`, `type`, `run`, `write`,
@@ -91,7 +91,7 @@ pub struct Step {
     /// When the request came, in RFC 3339 with milliseconds.
     pub at: String,
     /// What it did.
-    pub action: Action,
+    pub action: StepAction,
     /// The request: its method and path (without the query).
     pub method: String,
     /// The path, without its query.
@@ -182,7 +182,7 @@ pub struct DatasetLine {
     /// Seconds since the first step.
     pub t: f64,
     /// What it did.
-    pub action: Action,
+    pub action: StepAction,
     /// The status answered.
     pub status: u16,
     /// The request id.

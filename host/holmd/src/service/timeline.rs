@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 use holm_proto::guest::Page;
 use holm_proto::host::Trace;
-use holm_proto::timeline::{Action, ExportFormat, Step, StepScreenshot};
+use holm_proto::timeline::{StepAction, ExportFormat, Step, StepScreenshot};
 use holm_proto::{ApiError, ErrorCode};
 
 use super::Service;
@@ -166,7 +166,7 @@ fn screenshot_of(t: &Trace, kept: &std::collections::HashSet<String>) -> Option<
     })
 }
 
-fn step(t: Trace, action: Action, kept: &std::collections::HashSet<String>) -> Step {
+fn step(t: Trace, action: StepAction, kept: &std::collections::HashSet<String>) -> Step {
     let screenshot = screenshot_of(&t, kept);
     Step {
         action,

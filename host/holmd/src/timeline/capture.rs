@@ -13,7 +13,7 @@ use axum::http::header;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::TryStreamExt;
-use holm_proto::timeline::{Action, Shot, StepKind};
+use holm_proto::timeline::{StepAction, Shot, StepKind};
 
 use super::classify::{self, counts_body, wants_body};
 use super::{Pending, Shots};
@@ -72,7 +72,7 @@ pub async fn observe(req: Request) -> (Request, Seen) {
 
 impl Seen {
     /// The action of the request, with what was seen of its body.
-    pub fn action(&self, method: &str, path: &str, query: Option<&str>) -> Option<Action> {
+    pub fn action(&self, method: &str, path: &str, query: Option<&str>) -> Option<StepAction> {
         let counted = self.counted.as_ref().map(|c| c.load(Ordering::Relaxed));
         classify::classify(&classify::Request {
             method,
@@ -92,7 +92,7 @@ pub fn keep_image(
     shots: &Arc<Shots>,
     box_id: &str,
     id: &str,
-    action: Option<&Action>,
+    action: Option<&StepAction>,
     response: Response,
 ) -> (Response, Option<Shot>) {
     let wanted = action.is_some_and(|a| matches!(a.kind, StepKind::Screenshot | StepKind::Input));

@@ -6,7 +6,7 @@
 //! a file, a process's output, tabs, a page's text) are not actions: they
 //! stay in the traces only.
 
-use holm_proto::timeline::{Action, StepKind};
+use holm_proto::timeline::{StepAction, StepKind};
 use serde_json::{Map, Value, json};
 
 /// Text longer than this is cut, with `…` at the end.
@@ -59,7 +59,7 @@ pub fn counts_body(method: &str, rest: &str) -> bool {
 }
 
 /// The action a request is, or `None` for a read.
-pub fn classify(r: &Request<'_>) -> Option<Action> {
+pub fn classify(r: &Request<'_>) -> Option<StepAction> {
     let segs: Vec<&str> = r.rest.trim_start_matches('/').split('/').collect();
     let body = || body_params(r.body);
     let (kind, name, params) = match (r.method, segs.as_slice()) {
@@ -138,11 +138,11 @@ pub fn classify(r: &Request<'_>) -> Option<Action> {
         }
         _ => return None,
     };
-    Some(Action { kind, name, params })
+    Some(StepAction { kind, name, params })
 }
 
 /// The action a change of control is.
-pub fn control(event: &holm_proto::viewer::ControlEvent) -> Action {
+pub fn control(event: &holm_proto::viewer::ControlEvent) -> StepAction {
     let value = serde_json::to_value(event).unwrap_or(Value::Null);
     let mut params = match redact(&value, 0) {
         Value::Object(m) => m,
@@ -151,7 +151,7 @@ pub fn control(event: &holm_proto::viewer::ControlEvent) -> Action {
     for k in ["seq", "at", "kind"] {
         params.remove(k);
     }
-    Action { kind: StepKind::Control, name: event.kind.as_str().to_owned(), params }
+    StepAction { kind: StepKind::Control, name: event.kind.as_str().to_owned(), params }
 }
 
 fn one(key: &str, value: &str) -> Map<String, Value> {

@@ -99,13 +99,13 @@ impl Shots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use holm_proto::timeline::{Action, Shot};
+    use holm_proto::timeline::{StepAction, Shot};
 
     fn step(id: &str, kind: StepKind, image: bool) -> Trace {
         Trace {
             id: id.into(),
             box_id: "box_a".into(),
-            action: Some(Action { kind, name: "x".into(), params: Default::default() }),
+            action: Some(StepAction { kind, name: "x".into(), params: Default::default() }),
             screenshot: image.then(|| Shot {
                 id: id.into(),
                 media_type: "image/png".into(),

@@ -52,7 +52,7 @@ pub fn apply(steps: &mut [Step], recordings: &[Recorded]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use holm_proto::timeline::{Action, StepKind};
+    use holm_proto::timeline::{StepAction, StepKind};
     use serde_json::json;
 
     fn step(at: &str, screen: Option<u8>) -> Step {
@@ -63,7 +63,7 @@ mod tests {
         Step {
             id: "1".into(),
             at: at.into(),
-            action: Action { kind: StepKind::Input, name: "click".into(), params },
+            action: StepAction { kind: StepKind::Input, name: "click".into(), params },
             method: "POST".into(),
             path: String::new(),
             status: 200,
