@@ -34,7 +34,8 @@ async fn send(
     rid: &str,
     body: Option<reqwest::Body>,
 ) -> (u16, bytes::Bytes) {
-    let json = method == reqwest::Method::POST;
+    let media_type =
+        if method == reqwest::Method::POST { "application/json" } else { "application/octet-stream" };
     let mut rb = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -43,10 +44,7 @@ async fn send(
         .bearer_auth(&server.token)
         .header("x-request-id", rid);
     if let Some(b) = body {
-        rb = rb.body(b);
-        if json {
-            rb = rb.header("content-type", "application/json");
-        }
+        rb = rb.body(b).header("content-type", media_type);
     }
     let r = rb.send().await.expect("send");
     let status = r.status().as_u16();
