@@ -201,8 +201,8 @@ fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits
     }
     l.timeline_screenshots = count("HOLM_TIMELINE_SCREENSHOTS", l.timeline_screenshots)?;
     if let Some(v) = get("HOLM_TIMELINE_BYTES") {
-        l.timeline_bytes = holm::spec::parse_memory(&v)
-            .map_err(|e| format!("HOLM_TIMELINE_BYTES: {e}"))?;
+        l.timeline_bytes =
+            holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINE_BYTES: {e}"))?;
     }
     if let Some(v) = get("HOLM_IMAGE_CACHE") {
         l.image_cache_bytes = if v == "off" {

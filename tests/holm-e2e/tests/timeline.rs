@@ -34,8 +34,11 @@ async fn send(
     rid: &str,
     body: Option<reqwest::Body>,
 ) -> (u16, bytes::Bytes) {
-    let media_type =
-        if method == reqwest::Method::POST { "application/json" } else { "application/octet-stream" };
+    let media_type = if method == reqwest::Method::POST {
+        "application/json"
+    } else {
+        "application/octet-stream"
+    };
     let mut rb = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -161,7 +164,9 @@ async fn exports(server: &TestServer, id: &str, steps: &[Step], first: &[u8]) {
 
 /// Bad input gets the one error shape and changes nothing.
 async fn refusals(server: &TestServer, id: &str) {
-    let get = |path: String| async move { send(server, reqwest::Method::GET, &path, "tl-bad", None).await };
+    let get = |path: String| async move {
+        send(server, reqwest::Method::GET, &path, "tl-bad", None).await
+    };
     let (status, body) = get(format!("/v1/boxes/{id}/timeline/export?format=pdf")).await;
     assert_eq!(status, 400);
     one_error(&body, "invalid_request");

@@ -26,7 +26,11 @@ pub struct TimelineArgs {
     dataset: Option<PathBuf>,
 }
 
-pub(super) async fn timeline(client: &Client, a: TimelineArgs, json: bool) -> anyhow::Result<ExitCode> {
+pub(super) async fn timeline(
+    client: &Client,
+    a: TimelineArgs,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if let Some(file) = &a.html {
         let page = client.export_timeline(&a.r#box, ExportFormat::Html).await?;
         std::fs::write(file, &page).with_context(|| format!("cannot write {}", file.display()))?;

@@ -6,14 +6,14 @@ use std::collections::VecDeque;
 
 use holm_proto::guest::Page;
 use holm_proto::host::Trace;
-use holm_proto::timeline::{StepAction, ExportFormat, Step, StepScreenshot};
+use holm_proto::timeline::{ExportFormat, Step, StepAction, StepScreenshot};
 use holm_proto::{ApiError, ErrorCode};
 
 use super::Service;
 use super::errors::{Error, store_error};
 use super::traces::check_page;
-use crate::timeline::recording::{self, Recorded};
 use crate::timeline::export;
+use crate::timeline::recording::{self, Recorded};
 
 /// Traces read from the store at a time while steps are gathered.
 const BATCH: usize = 1000;
@@ -50,8 +50,7 @@ impl Service {
                 kept.entry(box_id.to_owned()).or_insert_with(|| VecDeque::from(stored))
             }
         };
-        let (max_count, max_bytes) =
-            (self.limits.timeline_screenshots, self.limits.timeline_bytes);
+        let (max_count, max_bytes) = (self.limits.timeline_screenshots, self.limits.timeline_bytes);
         let mut total: u64 = list.iter().map(|(_, b)| b).sum();
         while list.len() > max_count || total > max_bytes {
             let Some((old, size)) = list.pop_front() else { break };
@@ -72,8 +71,14 @@ impl Service {
         self.get(id)?;
         check_page(cursor, limit)?;
         self.flush().await;
-        let kept: std::collections::HashSet<String> =
-            self.store.shots(id).await.map_err(|e| store_error(&e))?.into_iter().map(|s| s.0).collect();
+        let kept: std::collections::HashSet<String> = self
+            .store
+            .shots(id)
+            .await
+            .map_err(|e| store_error(&e))?
+            .into_iter()
+            .map(|s| s.0)
+            .collect();
         let mut steps: Vec<Step> = Vec::new();
         // `read` pages through the store; `last` is where this page ends.
         let mut read = cursor.map(str::to_owned);

@@ -283,7 +283,10 @@ impl Store for PostgresStore {
             )
             .await
             .map_err(db)?;
-        Ok(rows.iter().map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).unsigned_abs())).collect())
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).unsigned_abs()))
+            .collect())
     }
 
     async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()> {

@@ -4,8 +4,8 @@
 //! streams), and an answered image (copied as it streams to the caller,
 //! then queued).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -13,7 +13,7 @@ use axum::http::header;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::TryStreamExt;
-use holm_proto::timeline::{StepAction, Shot, StepKind};
+use holm_proto::timeline::{Shot, StepAction, StepKind};
 
 use super::classify::{self, counts_body, wants_body};
 use super::{Pending, Shots};

@@ -320,7 +320,8 @@ mod tests {
         let a = classify(&req("POST", "/browser/state", Some(state))).unwrap();
         assert!(!serde_json::to_string(&a).unwrap().contains("s3cr3t"));
 
-        let long = format!(r#"{{"url":"https://example.test/{}","password":"pw"}}"#, "x".repeat(500));
+        let long =
+            format!(r#"{{"url":"https://example.test/{}","password":"pw"}}"#, "x".repeat(500));
         let a = classify(&req("POST", "/browser/navigate", Some(&long))).unwrap();
         assert_eq!(a.params["password"], json!("<redacted>"));
         assert!(a.params["url"].as_str().unwrap().chars().count() <= MAX_TEXT + 1);

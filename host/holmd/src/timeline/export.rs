@@ -122,7 +122,11 @@ fn step_html(out: &mut String, n: usize, s: &Step, t: f64, images: &HashMap<Stri
         format!(" · recording of screen {} at {:.3} s", r.screen, r.seconds)
     });
     let status = if s.status >= 400 {
-        format!("<span class=\"err\">{} {}</span>", s.status, escape(s.code.as_deref().unwrap_or("")))
+        format!(
+            "<span class=\"err\">{} {}</span>",
+            s.status,
+            escape(s.code.as_deref().unwrap_or(""))
+        )
     } else {
         s.status.to_string()
     };

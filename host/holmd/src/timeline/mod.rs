@@ -99,7 +99,7 @@ impl Shots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use holm_proto::timeline::{StepAction, Shot};
+    use holm_proto::timeline::{Shot, StepAction};
 
     fn step(id: &str, kind: StepKind, image: bool) -> Trace {
         Trace {
@@ -118,7 +118,7 @@ mod tests {
     #[test]
     fn a_screenshot_comes_after_the_last_action_waiting_for_one() {
         let s = Shots::default();
-        let mut after = |t: Trace| {
+        let after = |t: Trace| {
             let mut t = t;
             s.link(&mut t);
             t.after

@@ -28,7 +28,9 @@ fn time(s: &str) -> Option<SystemTime> {
 pub fn apply(steps: &mut [Step], recordings: &[Recorded]) {
     let spans: Vec<(u8, SystemTime, Option<SystemTime>)> = recordings
         .iter()
-        .filter_map(|r| Some((r.screen, time(&r.started_at)?, r.ended_at.as_deref().and_then(time))))
+        .filter_map(|r| {
+            Some((r.screen, time(&r.started_at)?, r.ended_at.as_deref().and_then(time)))
+        })
         .collect();
     for step in steps {
         let Some(at) = time(&step.at) else { continue };
