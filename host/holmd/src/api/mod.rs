@@ -35,7 +35,7 @@ use holm_proto::host::{
     ReplaceRuntime, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
 use holm_proto::progress::{BoxEvent, ProgressQuery};
-use holm_proto::timeline::{ExportQuery, Step, TimelineQuery};
+use holm_proto::timeline::{DatasetLine, ExportQuery, Step, TimelineQuery};
 use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
 
 use self::doc::{Api, Op};
@@ -184,7 +184,7 @@ pub fn routes() -> Api<AppState> {
         .get(
             "/v1/boxes/{id}/timeline/export",
             t::export,
-            Op::bytes(
+            Op::html_or_ndjson::<DatasetLine>(
                 "timeline",
                 "The whole timeline as one self-contained HTML page that plays it back (screenshots \
                  inline), or as JSONL, one line per step naming its screenshot's file \
