@@ -61,6 +61,8 @@ pub struct AppState {
     pub browser: Arc<crate::browser::Browser>,
     /// The viewers and the handoff between agent and person.
     pub viewers: Arc<crate::viewer::Viewers>,
+    /// Each screen's last encoded screenshot.
+    pub encoded: Arc<crate::image::LastEncoded>,
 }
 
 pub use holm_http::RequestId;
