@@ -588,7 +588,10 @@ mod tests {
                 "list_windows",
                 "window",
                 "get_clipboard",
-                "set_clipboard"
+                "set_clipboard",
+                "start_recording",
+                "stop_recording",
+                "list_recordings"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();
