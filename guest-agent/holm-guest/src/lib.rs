@@ -131,6 +131,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         bridge: Arc::clone(&bridge),
         browser: Arc::clone(&browser),
         viewers: Arc::clone(&viewers),
+        encoded: Arc::default(),
     };
     let app = api::app(state);
     // The bridge is ended at once on the signal: its WebSocket connections

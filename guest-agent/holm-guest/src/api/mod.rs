@@ -64,6 +64,8 @@ pub struct AppState {
     pub viewers: Arc<crate::viewer::Viewers>,
     /// The screens' recordings.
     pub recorder: Arc<crate::record::Recorder>,
+    /// Each screen's last encoded screenshot.
+    pub encoded: Arc<crate::image::LastEncoded>,
 }
 
 pub use holm_http::RequestId;
