@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use holm_client::BoxClient;
-use holm_proto::guest::{InputRequest, ScreenshotOptions, Settle};
+use holm_proto::guest::{Action, InputRequest, ScreenshotOptions, Settle};
 
 use super::busy::{LIGHT, PORT};
 use super::latency::{Pair, Row, click_action};
@@ -34,11 +34,21 @@ const FIXED_WAIT: Duration = Duration::from_secs(1);
 /// How long after a settle the screen counts as final.
 const FINAL_AFTER: Duration = Duration::from_secs(1);
 
-/// One click on the page's link (it covers the whole page), with `settle`,
-/// and the frame hash of the screenshot after it.
+/// Where the link is clicked (in the page's top half, which is the link),
+/// and where the pointer goes after (its bottom half: no link).
+const LINK: (i32, i32) = (640, 250);
+const AWAY: (i32, i32) = (640, 760);
+
+/// The click on the link and the move off it.
+fn click_and_leave() -> Vec<Action> {
+    vec![click_action(LINK.0, LINK.1), Action::Move { x: AWAY.0, y: AWAY.1 }]
+}
+
+/// One click on the page's link, with `settle`, and the frame hash of the
+/// screenshot after it.
 async fn click_link(b: &BoxClient, settle: Option<Settle>) -> anyhow::Result<(Duration, String)> {
     let request = InputRequest {
-        actions: vec![click_action(640, 400)],
+        actions: click_and_leave(),
         settle,
         screenshot: Some(ScreenshotOptions::default()),
         ..InputRequest::default()
@@ -83,7 +93,7 @@ pub async fn run(through: &BoxClient, guest: &BoxClient, n: usize) -> anyhow::Re
             // The baseline goes there and back too, so the next click of
             // this side starts from the same page.
             let t = Instant::now();
-            through.click(0, 640, 400).await?;
+            through.actions(0, click_and_leave()).await?;
             tokio::time::sleep(FIXED_WAIT).await;
             let shot = through.screenshot(0, &ScreenshotOptions::default()).await?;
             let b = t.elapsed();
