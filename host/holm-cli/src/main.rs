@@ -16,6 +16,7 @@ mod files;
 mod mcp;
 mod procs;
 mod progress;
+mod record;
 mod shell;
 mod view;
 

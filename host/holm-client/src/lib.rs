@@ -13,6 +13,7 @@ mod browser;
 mod desk;
 mod endpoint;
 mod error;
+mod recordings;
 mod server;
 mod terminal;
 mod timeline;

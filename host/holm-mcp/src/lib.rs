@@ -25,6 +25,7 @@ pub mod errors;
 mod http;
 mod lifecycle;
 pub mod live;
+pub mod record;
 pub mod scale;
 mod server;
 pub mod tools;

@@ -77,6 +77,12 @@ pub enum Name {
     GetClipboard,
     /// `set_clipboard`
     SetClipboard,
+    /// `start_recording`
+    StartRecording,
+    /// `stop_recording`
+    StopRecording,
+    /// `list_recordings`
+    ListRecordings,
 }
 
 /// Every tool, in the order `tools/list` answers them.
@@ -107,6 +113,9 @@ pub const ALL: &[Name] = &[
     Name::Window,
     Name::GetClipboard,
     Name::SetClipboard,
+    Name::StartRecording,
+    Name::StopRecording,
+    Name::ListRecordings,
 ];
 
 impl Name {
@@ -139,6 +148,9 @@ impl Name {
             Self::Window => "window",
             Self::GetClipboard => "get_clipboard",
             Self::SetClipboard => "set_clipboard",
+            Self::StartRecording => "start_recording",
+            Self::StopRecording => "stop_recording",
+            Self::ListRecordings => "list_recordings",
         }
     }
 
@@ -419,6 +431,9 @@ pub fn tool(name: Name) -> Tool {
         Name::ListWindows | Name::Window | Name::GetClipboard | Name::SetClipboard => {
             crate::desk::tool(name)
         }
+        Name::StartRecording | Name::StopRecording | Name::ListRecordings => {
+            crate::record::tool(name)
+        }
     };
     let mut tool = Tool::new(name.as_str(), description, schema);
     if matches!(name, Name::Screenshot | Name::Desktop) {
@@ -573,7 +588,10 @@ mod tests {
                 "list_windows",
                 "window",
                 "get_clipboard",
-                "set_clipboard"
+                "set_clipboard",
+                "start_recording",
+                "stop_recording",
+                "list_recordings"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();

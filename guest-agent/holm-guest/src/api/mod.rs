@@ -17,6 +17,7 @@ pub mod error;
 pub mod extract;
 mod files;
 mod processes;
+mod recordings;
 mod screens;
 mod table;
 mod terminal;
@@ -61,6 +62,8 @@ pub struct AppState {
     pub browser: Arc<crate::browser::Browser>,
     /// The viewers and the handoff between agent and person.
     pub viewers: Arc<crate::viewer::Viewers>,
+    /// The screens' recordings.
+    pub recorder: Arc<crate::record::Recorder>,
     /// Each screen's last encoded screenshot.
     pub encoded: Arc<crate::image::LastEncoded>,
 }
@@ -155,6 +158,7 @@ fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
         .on(Get, "/v1/terminal", terminal::open)
         .merge(viewers::routes())
         .merge(desk::routes())
+        .merge(recordings::routes())
 }
 
 /// The guest's OpenAPI 3.1 document: every route of the contract.

@@ -180,6 +180,9 @@ impl HolmMcp {
             }
             Name::GetClipboard => self.get_clipboard(args::parse(arguments)?).await,
             Name::SetClipboard => self.set_clipboard(args::parse(arguments)?).await,
+            Name::StartRecording => self.start_recording(args::parse(arguments)?).await,
+            Name::StopRecording => self.stop_recording(args::parse(arguments)?).await,
+            Name::ListRecordings => self.list_recordings(args::parse(arguments)?).await,
             Name::Exec => self.exec(args::parse(arguments)?).await,
             Name::ReadFile => self.read_file(args::parse(arguments)?).await,
             Name::WriteFile => self.write_file(args::parse(arguments)?).await,

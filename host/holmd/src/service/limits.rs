@@ -35,6 +35,9 @@ pub struct Limits {
     /// The most bytes of screenshots one box's timeline keeps (oldest
     /// dropped first).
     pub timeline_bytes: u64,
+    /// The most bytes of removed boxes' recordings the server keeps
+    /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
+    pub recordings_bytes: u64,
 }
 
 impl Default for Limits {
@@ -46,6 +49,7 @@ impl Default for Limits {
             image_cache_bytes: Some(100 << 30),
             timeline_screenshots: 300,
             timeline_bytes: 100 << 20,
+            recordings_bytes: 20 << 30,
         }
     }
 }

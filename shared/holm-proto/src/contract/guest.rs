@@ -16,6 +16,7 @@ use crate::guest::{
     RenameRequest, Screen, ScreenshotOptions, SignalRequest, StdinQuery, StorageState, Tab,
     TabQuery, Ticket, TicketRequest, TypeRequest, WaitRequest, WriteQuery,
 };
+use crate::recording::{Recording, RecordingStart, RecordingStop};
 use crate::terminal::{TerminalEvent, TerminalQuery};
 use crate::viewer::{
     AskForHelp, ControlEvents, EventsQuery, HandoffStatus, HandoffWait, ViewerConfig, ViewersStatus,
@@ -318,6 +319,28 @@ pub const SET_CLIPBOARD: Call<ClipboardSet, Clipboard> = Call::put(
     "Put text, a PNG image (base64), or both on the clipboard; the guest owns it until an app copies",
 );
 
+/// `POST /v1/recordings`.
+pub const RECORD: Call<RecordingStart, Recording> = Call::post(
+    "/v1/recordings",
+    "recordings",
+    "Start recording a screen to a video (H.264 in fragmented MP4) kept in the box",
+);
+
+/// `POST /v1/recordings/stop`.
+pub const STOP_RECORDING: Call<RecordingStop, Recording> = Call::post(
+    "/v1/recordings/stop",
+    "recordings",
+    "Stop a screen's running recording; answers it once its file is complete",
+);
+
+/// `GET /v1/recordings`.
+pub const RECORDINGS: Call<(), Page<Recording>> = Call::get(
+    "/v1/recordings",
+    "recordings",
+    "The box's recordings, oldest first: file, screen, state, started_at, ended_at and bytes",
+)
+.watches();
+
 /// Every route of the guest.
 pub static GUEST_ROUTES: &[GuestRoute] = &[
     HEALTH.route,
@@ -482,6 +505,19 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     WINDOW.route,
     CLIPBOARD.route,
     SET_CLIPBOARD.route,
+    RECORD.route,
+    STOP_RECORDING.route,
+    RECORDINGS.route,
+    get(
+        "/v1/recordings/{file}",
+        Op::bytes("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
+    )
+    .watches()
+    .stream(),
+    delete(
+        "/v1/recordings/{file}",
+        Op::empty("recordings", "Remove a recording that is not running, and its file"),
+    ),
 ];
 
 #[cfg(test)]
