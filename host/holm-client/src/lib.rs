@@ -16,6 +16,7 @@ mod error;
 mod recordings;
 mod server;
 mod terminal;
+mod timeline;
 mod viewers;
 
 pub use agent::agent_access;

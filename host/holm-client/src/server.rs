@@ -394,6 +394,6 @@ impl Client {
     }
 }
 
-fn enc(segment: &str) -> String {
+pub(crate) fn enc(segment: &str) -> String {
     url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
 }

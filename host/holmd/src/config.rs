@@ -21,6 +21,8 @@
 //! | `HOLM_RECORD_RETENTION` | `7d` | how long the record of a removed box is kept (`24h`, `90m`, seconds) |
 //! | `HOLM_RECORDINGS_KEPT` | `20g` | the most bytes of removed boxes' recordings kept in `<HOLM_STATE_DIR>/recordings`; past it the oldest boxes' are dropped |
 //! | `HOLM_IMAGE_CACHE` | `100g` | past this total size, unused box images are pruned after each build; `off` never |
+//! | `HOLM_TIMELINE_SCREENSHOTS` | `300` | the most screenshots a box's timeline keeps; past it the oldest go |
+//! | `HOLM_TIMELINE_BYTES` | `100m` | the most bytes of screenshots a box's timeline keeps; past it the oldest go |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
 //! Without `HOLM_SERVER_TOKEN` the server answers without a credential, and
@@ -59,7 +61,7 @@ pub struct ServerConfig {
     /// `HOLM_SERVER_SANDBOXES`, with each vendor's settings and key.
     pub sandboxes: Vec<EnvSandbox>,
     /// `HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`, `HOLM_RECORD_RETENTION`,
-    /// `HOLM_IMAGE_CACHE`.
+    /// `HOLM_IMAGE_CACHE`, `HOLM_TIMELINE_SCREENSHOTS`, `HOLM_TIMELINE_BYTES`.
     pub limits: crate::service::Limits,
 }
 
@@ -197,6 +199,11 @@ fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits
     if let Some(v) = get("HOLM_RECORD_RETENTION") {
         l.record_retention_secs = crate::runtimes_file::parse_duration(&v)
             .map_err(|e| format!("HOLM_RECORD_RETENTION: {e}"))?;
+    }
+    l.timeline_screenshots = count("HOLM_TIMELINE_SCREENSHOTS", l.timeline_screenshots)?;
+    if let Some(v) = get("HOLM_TIMELINE_BYTES") {
+        l.timeline_bytes =
+            holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINE_BYTES: {e}"))?;
     }
     if let Some(v) = get("HOLM_RECORDINGS_KEPT") {
         l.recordings_bytes =

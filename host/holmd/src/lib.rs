@@ -15,6 +15,7 @@ pub mod registry;
 pub mod runtimes_file;
 pub mod service;
 pub mod store;
+pub mod timeline;
 pub mod traces;
 
 use std::future::Future;

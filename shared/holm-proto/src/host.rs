@@ -423,7 +423,7 @@ pub struct ForkBox {
 
 /// One request through the server to a box, as `GET /v1/boxes/{id}/traces`
 /// shows it. It never holds a body, a secret or a query value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Trace {
     /// Sorts in the order the requests came; pass the last as `cursor`.
     pub id: String,
@@ -451,6 +451,16 @@ pub struct Trace {
     /// then has method `CONTROL` and the screen's viewer as its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<crate::viewer::ControlEvent>,
+    /// What the request did, when it was an action (a timeline step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<crate::timeline::StepAction>,
+    /// The image the request answered, when the server kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<crate::timeline::Shot>,
+    /// For a screenshot taken on its own: the step it came after (the
+    /// last action, when no screenshot had followed it yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// The query of `GET /v1/boxes/{id}/traces`.

@@ -47,6 +47,7 @@ pub mod progress;
 pub mod recording;
 pub mod strict;
 pub mod terminal;
+pub mod timeline;
 pub mod viewer;
 
 pub use error::{ApiError, BoxRequest, ErrorBody, ErrorCode, ErrorDetails, Issue, NextStep};

@@ -20,6 +20,7 @@ mod desktop;
 mod exec;
 mod images;
 mod runtimes;
+mod timeline;
 
 use boxes::*;
 use desktop::*;
@@ -27,6 +28,7 @@ use exec::*;
 pub(crate) use exec::{exit_code, parse_env};
 use images::*;
 use runtimes::*;
+use timeline::{TimelineArgs, timeline};
 
 /// Boxes: Linux desktops for AI agents.
 #[derive(Debug, Parser)]
@@ -107,6 +109,9 @@ enum Command {
         /// The box id.
         r#box: String,
     },
+    /// What was done to a box, step by step, with the screenshot after each:
+    /// a table, --json, one HTML page (--html FILE) or a dataset (--dataset DIR).
+    Timeline(TimelineArgs),
     /// Save a screenshot (FILE `-` writes to standard output).
     Screenshot(ScreenshotArgs),
     /// Click at a point.
@@ -389,6 +394,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Traces { r#box } => traces(&client, &r#box, json).await,
+        Command::Timeline(a) => timeline(&client, a, json).await,
         Command::Screenshot(a) => screenshot(&client, a, json).await,
         Command::Click(a) => click(&client, a, json).await,
         Command::Move { r#box, x, y, screen } => {

@@ -4,7 +4,8 @@
 //! documents it in `/v1/openapi.json`. Every route but the public ones needs
 //! `Authorization: Bearer <HOLM_SERVER_TOKEN>` when a token is set. Every
 //! response carries `x-request-id`; every error has the one shape. Every
-//! request to a box (but reading its record or its traces) leaves a trace.
+//! request to a box (but reading its record, its traces or its timeline)
+//! leaves a trace.
 
 mod box_path;
 mod boxes;
@@ -12,6 +13,7 @@ pub mod doc;
 pub mod forward;
 mod images;
 mod runtimes;
+mod timeline;
 mod upgrade;
 mod viewers;
 
@@ -33,6 +35,7 @@ use holm_proto::host::{
     ReplaceRuntime, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
 use holm_proto::progress::{BoxEvent, ProgressQuery};
+use holm_proto::timeline::{DatasetLine, ExportQuery, Step, TimelineQuery};
 use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
 
 use self::doc::{Api, Op};
@@ -81,7 +84,7 @@ impl AppOptions {
 
 /// Every route, served and documented.
 pub fn routes() -> Api<AppState> {
-    use self::{boxes as b, forward as f, images as i, runtimes as r, viewers as v};
+    use self::{boxes as b, forward as f, images as i, runtimes as r, timeline as t, viewers as v};
     Api::default()
         .get("/v1/health", r::health, Op::json::<ServerHealth>("server", "The server answers").public())
         .get("/v1/openapi.json", r::openapi, Op::json::<serde_json::Value>("server", "This document").public())
@@ -166,6 +169,33 @@ pub fn routes() -> Api<AppState> {
             b::traces,
             Op::json::<Page<Trace>>("boxes", "The requests through the server to a box, oldest first, a page at a time")
                 .query::<TracesQuery>(),
+        )
+        .get(
+            "/v1/boxes/{id}/timeline",
+            t::list,
+            Op::json::<Page<Step>>(
+                "timeline",
+                "What was done to a box, a step a page at a time, oldest first: each action through the \
+                 server (input, commands, page tools, file writes, who held control, lifecycle) with its \
+                 time, request id and the screenshot after it; never a secret or a file's content",
+            )
+            .query::<TimelineQuery>(),
+        )
+        .get(
+            "/v1/boxes/{id}/timeline/export",
+            t::export,
+            Op::html_or_ndjson::<DatasetLine>(
+                "timeline",
+                "The whole timeline as one self-contained HTML page that plays it back (screenshots \
+                 inline), or as JSONL, one line per step naming its screenshot's file \
+                 (screenshots/<id>.png, from the route below)",
+            )
+            .query::<ExportQuery>(),
+        )
+        .get(
+            "/v1/boxes/{id}/timeline/screenshots/{shot}",
+            t::screenshot,
+            Op::image("timeline", "One screenshot the timeline keeps, by its id"),
         )
         .post(
             "/v1/boxes/{id}/viewers",
@@ -317,12 +347,16 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
 pub struct TraceBox(pub String);
 
 /// The box a request's path is about, when its trace is kept: every route
-/// under `/v1/boxes/{id}` but reading the record, the traces or the progress.
+/// under `/v1/boxes/{id}` but reading the record, the traces, the timeline
+/// or the progress.
 fn traced_box(method: &Method, path: &str) -> Option<String> {
     let rest = path.strip_prefix("/v1/boxes/")?;
     let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
-    let reading =
-        (tail.is_empty() && method == Method::GET) || tail == "traces" || tail == "progress";
+    let reading = (tail.is_empty() && method == Method::GET)
+        || tail == "traces"
+        || tail == "progress"
+        || tail == "timeline"
+        || tail.starts_with("timeline/");
     if reading || id.is_empty() {
         return None;
     }
@@ -342,33 +376,50 @@ fn query_names(query: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// Middleware: queues a trace of each request to a box.
+/// Middleware: queues a trace of each request to a box, with its action
+/// and the image it answered for the timeline ([`crate::timeline`]).
 async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let query = query_names(req.uri().query());
+    let raw_query = req.uri().query().map(str::to_owned);
+    let query = query_names(raw_query.as_deref());
     let from_path = traced_box(&method, &path);
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let at = state.service.clock().now();
     let started = Instant::now();
+    let (req, seen) = if from_path.is_some() {
+        crate::timeline::capture::observe(req).await
+    } else {
+        (req, crate::timeline::capture::Seen::default())
+    };
     let response = next.run(req).await;
     let box_id = response.extensions().get::<TraceBox>().map(|t| t.0.clone()).or(from_path);
-    if let Some(box_id) = box_id.filter(|id| state.service.has(id)) {
-        let code = response.extensions().get::<ApiError>().map(|e| e.code.as_str().to_owned());
-        state.service.trace(Trace {
-            id: state.service.trace_id(),
-            box_id,
-            at: crate::traces::rfc3339_millis(at),
-            method: method.to_string(),
-            path,
-            query,
-            status: response.status().as_u16(),
-            code,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            request_id,
-            control: None,
-        });
-    }
+    let Some(box_id) = box_id.filter(|id| state.service.has(id)) else { return response };
+    let code = response.extensions().get::<ApiError>().map(|e| e.code.as_str().to_owned());
+    let id = state.service.trace_id();
+    let action = seen.action(method.as_str(), &path, raw_query.as_deref());
+    let (response, screenshot) = crate::timeline::capture::keep_image(
+        state.service.shots(),
+        &box_id,
+        &id,
+        action.as_ref(),
+        response,
+    );
+    state.service.trace(Trace {
+        id,
+        box_id,
+        at: crate::traces::rfc3339_millis(at),
+        method: method.to_string(),
+        path,
+        query,
+        status: response.status().as_u16(),
+        code,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        request_id,
+        action,
+        screenshot,
+        ..Trace::default()
+    });
     response
 }
 
@@ -394,6 +445,8 @@ mod tests {
         assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a"), None);
         assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/traces"), None);
         assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/progress"), None);
+        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline"), None);
+        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline/export"), None);
         assert_eq!(traced_box(&Method::POST, "/v1/boxes"), None);
         assert_eq!(
             query_names(Some("path=/root/secret.txt&follow=true&token=abc")),

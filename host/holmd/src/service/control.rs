@@ -119,7 +119,9 @@ impl Service {
                 code: None,
                 duration_ms: 0,
                 request_id: String::new(),
+                action: Some(crate::timeline::classify::control(&event)),
                 control: Some(event),
+                ..Trace::default()
             });
         }
         let now = Some(ControlSeen { boot: events.boot, seq: last });

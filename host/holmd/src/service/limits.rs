@@ -14,7 +14,8 @@ use super::errors::Error;
 use super::state::Entry;
 
 /// The server's limits (`HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`,
-/// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`).
+/// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`, `HOLM_TIMELINE_SCREENSHOTS`,
+/// `HOLM_TIMELINE_BYTES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The most live boxes (not removed or failed), boxes waiting in warm
@@ -29,6 +30,11 @@ pub struct Limits {
     /// shared layers counted in each) before unused ones are pruned after a
     /// build; `None` never prunes.
     pub image_cache_bytes: Option<u64>,
+    /// The most screenshots one box's timeline keeps (oldest dropped first).
+    pub timeline_screenshots: usize,
+    /// The most bytes of screenshots one box's timeline keeps (oldest
+    /// dropped first).
+    pub timeline_bytes: u64,
     /// The most bytes of removed boxes' recordings the server keeps
     /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
     pub recordings_bytes: u64,
@@ -41,6 +47,8 @@ impl Default for Limits {
             max_builds: 2,
             record_retention_secs: 7 * 86_400,
             image_cache_bytes: Some(100 << 30),
+            timeline_screenshots: 300,
+            timeline_bytes: 100 << 20,
             recordings_bytes: 20 << 30,
         }
     }

@@ -37,6 +37,7 @@ mod recovery;
 mod remotes;
 mod runtimes;
 pub mod state;
+mod timeline;
 mod traces;
 mod viewers;
 
@@ -85,6 +86,8 @@ pub struct Service {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     tracer: Tracer,
+    /// The timeline's images waiting for the store, and what each box keeps.
+    shots: Arc<crate::timeline::Shots>,
     /// Held while an idempotency key is looked up and its box recorded.
     idempotency: tokio::sync::Mutex<()>,
     /// Boxes whose last command moved but is not yet written.
@@ -161,6 +164,7 @@ impl Service {
             store: parts.store,
             clock: parts.clock,
             tracer: Tracer::default(),
+            shots: Arc::default(),
             idempotency: tokio::sync::Mutex::new(()),
             dirty: Mutex::new(BTreeSet::new()),
             expiry_failed: Mutex::new(BTreeSet::new()),

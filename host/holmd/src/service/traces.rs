@@ -15,9 +15,17 @@ impl Service {
         self.tracer.next_id(self.clock.now())
     }
 
-    /// Queues a trace; it is written within a second.
-    pub fn trace(&self, trace: Trace) {
+    /// Queues a trace, linked to the action before it when it is a
+    /// screenshot ([`crate::timeline::Shots::link`]); it is written within
+    /// a second.
+    pub fn trace(&self, mut trace: Trace) {
+        self.shots.link(&mut trace);
         self.tracer.push(trace);
+    }
+
+    /// The timeline's images waiting for the store.
+    pub fn shots(&self) -> &std::sync::Arc<crate::timeline::Shots> {
+        &self.shots
     }
 
     /// Writes queued traces and moved idle deadlines to the store.
@@ -29,6 +37,7 @@ impl Service {
             tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
             self.tracer.put_back(traces);
         }
+        self.write_shots().await;
         let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
         for id in &dirty {
             if let Ok(entry) = self.get(id) {
@@ -47,20 +56,7 @@ impl Service {
         limit: u32,
     ) -> Result<Page<Trace>, Error> {
         self.get(id)?;
-        if !(1..=1000).contains(&limit) {
-            return Err(ApiError::invalid_fields(vec![Issue {
-                path: "limit".into(),
-                problem: format!("must be 1 to 1000, not {limit}"),
-            }])
-            .into());
-        }
-        if cursor.is_some_and(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_digit())) {
-            return Err(ApiError::invalid_fields(vec![Issue {
-                path: "cursor".into(),
-                problem: "is not a cursor this server gave".into(),
-            }])
-            .into());
-        }
+        check_page(cursor, limit)?;
         self.flush().await;
         let mut data =
             self.store.traces(id, cursor, limit as usize + 1).await.map_err(|e| store_error(&e))?;
@@ -69,4 +65,24 @@ impl Service {
         let next_cursor = if more { data.last().map(|t| t.id.clone()) } else { None };
         Ok(Page { data, next_cursor })
     }
+}
+
+/// Refuses a page's `limit` out of 1 to 1000 and a `cursor` this server
+/// did not give (trace ids are digits).
+pub(super) fn check_page(cursor: Option<&str>, limit: u32) -> Result<(), Error> {
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::invalid_fields(vec![Issue {
+            path: "limit".into(),
+            problem: format!("must be 1 to 1000, not {limit}"),
+        }])
+        .into());
+    }
+    if cursor.is_some_and(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(ApiError::invalid_fields(vec![Issue {
+            path: "cursor".into(),
+            problem: "is not a cursor this server gave".into(),
+        }])
+        .into());
+    }
+    Ok(())
 }

@@ -58,7 +58,7 @@ pub fn trace(box_id: &str, id: &str) -> Trace {
         code: None,
         duration_ms: 12,
         request_id: "req_0".into(),
-        control: None,
+        ..Trace::default()
     }
 }
 
@@ -125,12 +125,35 @@ pub async fn run(store: &dyn Store) {
     assert!(store.traces(&a, Some(&ids[3]), 2).await.unwrap().is_empty());
     assert_eq!(store.traces(&b, None, 10).await.unwrap().len(), 2, "traces are per box");
 
-    // Deleting a box takes its traces; deleting twice is fine.
+    // Timeline images: bytes as given, per box, listed oldest first with
+    // their sizes, replaced, deleted; missing ones are nothing.
+    let png = |n: u8| vec![0x89, b'P', b'N', b'G', 0, n, 255, 7];
+    store.put_shot(&a, &ids[2], &png(2)).await.unwrap();
+    store.put_shot(&a, &ids[0], &[png(0), png(0)].concat()).await.unwrap();
+    store.put_shot(&b, &ids[1], &png(1)).await.unwrap();
+    assert_eq!(store.shot(&a, &ids[2]).await.unwrap(), Some(png(2)), "an image reads back whole");
+    assert_eq!(store.shot(&a, &ids[1]).await.unwrap(), None, "images are per box");
+    assert_eq!(
+        store.shots(&a).await.unwrap(),
+        vec![(ids[0].clone(), 16), (ids[2].clone(), 8)],
+        "oldest first, with sizes"
+    );
+    store.put_shot(&a, &ids[2], &png(9)).await.unwrap();
+    assert_eq!(store.shot(&a, &ids[2]).await.unwrap(), Some(png(9)), "replaced");
+    store.delete_shot(&a, &ids[0]).await.unwrap();
+    store.delete_shot(&a, &ids[0]).await.unwrap();
+    assert_eq!(store.shots(&a).await.unwrap(), vec![(ids[2].clone(), 8)]);
+    assert_eq!(store.shot(&a, &ids[0]).await.unwrap(), None);
+
+    // Deleting a box takes its traces and images; deleting twice is fine.
     store.delete_box(&b).await.unwrap();
     store.delete_box(&b).await.unwrap();
     store.delete_box(&c).await.unwrap();
     assert_eq!(store.get_box(&b).await.unwrap(), None);
     assert!(store.traces(&b, None, 10).await.unwrap().is_empty(), "traces go with the box");
+    assert!(store.shots(&b).await.unwrap().is_empty(), "images go with the box");
+    assert_eq!(store.shot(&b, &ids[1]).await.unwrap(), None);
+    assert_eq!(store.shots(&a).await.unwrap().len(), 1, "others' images stay");
     assert_eq!(store.traces(&a, None, 10).await.unwrap().len(), 3, "others' traces stay");
 
     // Remote runtimes: by name, replaced, deleted; sealed values kept as given.

@@ -5,6 +5,7 @@
 //! runtimes/<hex of name>.json    one remote runtime per file
 //! idempotency/<key hash>.json    one key per file
 //! traces/<box id>.jsonl          a box's traces, one JSON line each
+//! shots/<box id>/<trace id>.img  a box's timeline images
 //! ```
 //!
 //! Every file but the trace logs is written atomically: a temporary file in
@@ -80,6 +81,11 @@ fn hex(s: &str) -> String {
 /// Writes `value` to `dir/name` atomically, owner-only.
 fn write_atomic(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(value).map_err(|e| StoreError::backend(BACKEND, e))?;
+    write_bytes_atomic(dir, name, &bytes)
+}
+
+/// Writes `bytes` to `dir/name` atomically, owner-only.
+fn write_bytes_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -88,7 +94,7 @@ fn write_atomic(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
         .mode(0o600)
         .open(&tmp)
         .map_err(io)?;
-    f.write_all(&bytes).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)?;
     drop(f);
     std::fs::rename(&tmp, dir.join(name)).map_err(io)?;
@@ -157,6 +163,10 @@ impl Store for LocalStore {
         let id = safe(id)?.to_owned();
         self.blocking(move |dir| {
             remove(&dir.join("traces").join(format!("{id}.jsonl")))?;
+            match std::fs::remove_dir_all(dir.join("shots").join(&id)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
             remove(&dir.join("boxes").join(format!("{id}.json")))
         })
         .await
@@ -231,6 +241,54 @@ impl Store for LocalStore {
                 .collect())
         })
         .await
+    }
+
+    async fn put_shot(&self, box_id: &str, id: &str, image: &[u8]) -> Result<()> {
+        let (box_id, name, image) =
+            (safe(box_id)?.to_owned(), format!("{}.img", safe(id)?), image.to_vec());
+        self.blocking(move |dir| {
+            let dir = dir.join("shots").join(box_id);
+            std::fs::create_dir_all(&dir).map_err(io)?;
+            write_bytes_atomic(&dir, &name, &image)
+        })
+        .await
+    }
+
+    async fn shot(&self, box_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+        let path = format!("shots/{}/{}.img", safe(box_id)?, safe(id)?);
+        self.blocking(move |dir| match std::fs::read(dir.join(path)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(e)),
+        })
+        .await
+    }
+
+    async fn shots(&self, box_id: &str) -> Result<Vec<(String, u64)>> {
+        let box_id = safe(box_id)?.to_owned();
+        self.blocking(move |dir| {
+            let entries = match std::fs::read_dir(dir.join("shots").join(box_id)) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(io(e)),
+            };
+            let mut out = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(io)?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(id) = name.strip_suffix(".img").filter(|_| !name.starts_with('.')) {
+                    out.push((id.to_owned(), entry.metadata().map_err(io)?.len()));
+                }
+            }
+            out.sort();
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()> {
+        let path = format!("shots/{}/{}.img", safe(box_id)?, safe(id)?);
+        self.blocking(move |dir| remove(&dir.join(path))).await
     }
 
     async fn get_idempotency(&self, key_hash: &str) -> Result<Option<IdempotencyRecord>> {

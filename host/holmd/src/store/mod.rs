@@ -1,5 +1,5 @@
 //! Where holmd keeps what must outlive it: box records, remote runtimes,
-//! traces and idempotency keys, behind one [`Store`] trait with four
+//! traces (with the timeline's screenshots) and idempotency keys, behind one [`Store`] trait with four
 //! backends, chosen by `HOLM_STORAGE_BACKEND`:
 //!
 //! - [`local`]: files under `HOLM_STATE_DIR` (the default), each written
@@ -127,7 +127,7 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Every box record, oldest first. One that cannot be read is skipped
     /// with a warning, never deleted.
     async fn boxes(&self) -> Result<Vec<BoxRecord>>;
-    /// Deletes a box record and its traces. Deleting a missing one is not an
+    /// Deletes a box record, its traces and its timeline's images. Deleting a missing one is not an
     /// error.
     async fn delete_box(&self, id: &str) -> Result<()>;
 
@@ -142,6 +142,16 @@ pub trait Store: Send + Sync + fmt::Debug {
     async fn append_traces(&self, traces: &[Trace]) -> Result<()>;
     /// A box's traces with an id after `after`, oldest first, at most `limit`.
     async fn traces(&self, box_id: &str, after: Option<&str>, limit: usize) -> Result<Vec<Trace>>;
+
+    /// Keeps one image of a box's timeline under `id` (a trace id).
+    /// Durable when it returns.
+    async fn put_shot(&self, box_id: &str, id: &str, image: &[u8]) -> Result<()>;
+    /// One image of a box's timeline.
+    async fn shot(&self, box_id: &str, id: &str) -> Result<Option<Vec<u8>>>;
+    /// A box's timeline images as (id, size in bytes), oldest first.
+    async fn shots(&self, box_id: &str) -> Result<Vec<(String, u64)>>;
+    /// Forgets one image of a box's timeline; a missing one is not an error.
+    async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()>;
 
     /// The record of an idempotency key, by the key's hash.
     async fn get_idempotency(&self, key_hash: &str) -> Result<Option<IdempotencyRecord>>;

@@ -25,6 +25,8 @@ CREATE TABLE IF NOT EXISTS holm_boxes (
 CREATE TABLE IF NOT EXISTS holm_runtimes (name TEXT PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS holm_traces (
     box_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (box_id, id));
+CREATE TABLE IF NOT EXISTS holm_shots (
+    box_id TEXT NOT NULL, id TEXT NOT NULL, image BYTEA NOT NULL, PRIMARY KEY (box_id, id));
 CREATE TABLE IF NOT EXISTS holm_idempotency (
     key_hash TEXT PRIMARY KEY, created_at BIGINT NOT NULL, body TEXT NOT NULL);
 ";
@@ -163,11 +165,12 @@ impl Store for PostgresStore {
     }
 
     async fn delete_box(&self, id: &str) -> Result<()> {
-        // One statement, so the record and its traces go together.
+        // One statement, so the record, its traces and images go together.
         self.client()
             .await?
             .execute(
-                "WITH t AS (DELETE FROM holm_traces WHERE box_id = $1)
+                "WITH t AS (DELETE FROM holm_traces WHERE box_id = $1),
+                      s AS (DELETE FROM holm_shots WHERE box_id = $1)
                  DELETE FROM holm_boxes WHERE id = $1",
                 &[&id],
             )
@@ -242,6 +245,57 @@ impl Store for PostgresStore {
             .await
             .map_err(db)?;
         rows.iter().map(|r| from_json("trace", r.get::<_, &str>(0))).collect()
+    }
+
+    async fn put_shot(&self, box_id: &str, id: &str, image: &[u8]) -> Result<()> {
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO holm_shots (box_id, id, image) VALUES ($1, $2, $3)
+                 ON CONFLICT (box_id, id) DO UPDATE SET image = EXCLUDED.image",
+                &[&box_id, &id, &image],
+            )
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn shot(&self, box_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT image FROM holm_shots WHERE box_id = $1 AND id = $2",
+                &[&box_id, &id],
+            )
+            .await
+            .map_err(db)?;
+        Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
+    }
+
+    async fn shots(&self, box_id: &str) -> Result<Vec<(String, u64)>> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT id, octet_length(image)::BIGINT FROM holm_shots WHERE box_id = $1 ORDER BY id",
+                &[&box_id],
+            )
+            .await
+            .map_err(db)?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1).unsigned_abs()))
+            .collect())
+    }
+
+    async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()> {
+        self.client()
+            .await?
+            .execute("DELETE FROM holm_shots WHERE box_id = $1 AND id = $2", &[&box_id, &id])
+            .await
+            .map_err(db)?;
+        Ok(())
     }
 
     async fn get_idempotency(&self, key_hash: &str) -> Result<Option<IdempotencyRecord>> {

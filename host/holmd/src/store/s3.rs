@@ -7,6 +7,7 @@
 //! <prefix>runtimes/<hex of name>.json
 //! <prefix>idempotency/<key hash>.json
 //! <prefix>traces/<box id>/<first trace id>.jsonl   one object per batch
+//! <prefix>shots/<box id>/<trace id>.img            one timeline image each
 //! ```
 //!
 //! A PUT is durable when S3 answers it, and replaces an object whole, so a
@@ -255,8 +256,8 @@ impl S3Store {
         Ok(())
     }
 
-    /// Every object under `prefix`, in key order: (key, last modified).
-    async fn list(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+    /// Every object under `prefix`, in key order: (key, size in bytes).
+    async fn list(&self, prefix: &str) -> Result<Vec<(String, u64)>> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
@@ -274,7 +275,7 @@ impl S3Store {
                 .map_err(s3)?;
             let page: ListObjectsV2Response = ListObjectsV2::parse_response(&text)
                 .map_err(|e| s3(format!("cannot read a listing: {e}")))?;
-            out.extend(page.contents.into_iter().map(|c| (c.key, c.last_modified)));
+            out.extend(page.contents.into_iter().map(|c| (c.key, c.size)));
             match page.next_continuation_token {
                 Some(t) => token = Some(t),
                 None => break,
@@ -334,9 +335,12 @@ impl Store for S3Store {
     }
 
     async fn delete_box(&self, id: &str) -> Result<()> {
-        // Traces first: a crash in between leaves a record, never orphans.
-        for (key, _) in self.list(&self.key(&format!("traces/{id}/"))).await? {
-            self.delete(&key).await?;
+        // Traces and images first: a crash in between leaves a record,
+        // never orphans.
+        for what in ["traces", "shots"] {
+            for (key, _) in self.list(&self.key(&format!("{what}/{id}/"))).await? {
+                self.delete(&key).await?;
+            }
         }
         self.delete(&self.key(&format!("boxes/{id}.json"))).await
     }
@@ -409,6 +413,31 @@ impl Store for S3Store {
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out.truncate(limit);
         Ok(out)
+    }
+
+    async fn put_shot(&self, box_id: &str, id: &str, image: &[u8]) -> Result<()> {
+        self.put(&self.key(&format!("shots/{box_id}/{id}.img")), image.to_vec()).await
+    }
+
+    async fn shot(&self, box_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.get(&self.key(&format!("shots/{box_id}/{id}.img"))).await?.map(|b| b.to_vec()))
+    }
+
+    async fn shots(&self, box_id: &str) -> Result<Vec<(String, u64)>> {
+        let prefix = self.key(&format!("shots/{box_id}/"));
+        Ok(self
+            .list(&prefix)
+            .await?
+            .into_iter()
+            .filter_map(|(k, size)| {
+                let id = k.strip_prefix(&prefix)?.strip_suffix(".img")?;
+                Some((id.to_owned(), size))
+            })
+            .collect())
+    }
+
+    async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()> {
+        self.delete(&self.key(&format!("shots/{box_id}/{id}.img"))).await
     }
 
     async fn get_idempotency(&self, key_hash: &str) -> Result<Option<IdempotencyRecord>> {

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS boxes (
 CREATE TABLE IF NOT EXISTS runtimes (name TEXT PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS traces (
     box_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (box_id, id));
+CREATE TABLE IF NOT EXISTS shots (
+    box_id TEXT NOT NULL, id TEXT NOT NULL, image BLOB NOT NULL, PRIMARY KEY (box_id, id));
 CREATE TABLE IF NOT EXISTS idempotency (
     key_hash TEXT PRIMARY KEY, created_at INTEGER NOT NULL, body TEXT NOT NULL);
 ";
@@ -148,6 +150,7 @@ impl Store for SqliteStore {
         self.with(move |c| {
             let tx = c.transaction().map_err(db)?;
             tx.execute("DELETE FROM traces WHERE box_id = ?1", params![id]).map_err(db)?;
+            tx.execute("DELETE FROM shots WHERE box_id = ?1", params![id]).map_err(db)?;
             tx.execute("DELETE FROM boxes WHERE id = ?1", params![id]).map_err(db)?;
             tx.commit().map_err(db)
         })
@@ -222,6 +225,60 @@ impl Store for SqliteStore {
                 .query_map(params![box_id, after, limit], |r| r.get::<_, String>(0))
                 .map_err(db)?;
             rows.map(|b| from_json("trace", &b.map_err(db)?)).collect()
+        })
+        .await
+    }
+
+    async fn put_shot(&self, box_id: &str, id: &str, image: &[u8]) -> Result<()> {
+        let (box_id, id, image) = (box_id.to_owned(), id.to_owned(), image.to_vec());
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO shots (box_id, id, image) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (box_id, id) DO UPDATE SET image = excluded.image",
+                params![box_id, id, image],
+            )
+            .map(drop)
+            .map_err(db)
+        })
+        .await
+    }
+
+    async fn shot(&self, box_id: &str, id: &str) -> Result<Option<Vec<u8>>> {
+        let (box_id, id) = (box_id.to_owned(), id.to_owned());
+        self.with(move |c| {
+            c.query_row(
+                "SELECT image FROM shots WHERE box_id = ?1 AND id = ?2",
+                params![box_id, id],
+                |r| r.get::<_, Vec<u8>>(0),
+            )
+            .optional()
+            .map_err(db)
+        })
+        .await
+    }
+
+    async fn shots(&self, box_id: &str) -> Result<Vec<(String, u64)>> {
+        let box_id = box_id.to_owned();
+        self.with(move |c| {
+            let mut stmt = c
+                .prepare("SELECT id, length(image) FROM shots WHERE box_id = ?1 ORDER BY id")
+                .map_err(db)?;
+            let rows = stmt
+                .query_map(params![box_id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.unsigned_abs()))
+                })
+                .map_err(db)?;
+            rows.map(|r| r.map_err(db)).collect()
+        })
+        .await
+    }
+
+    async fn delete_shot(&self, box_id: &str, id: &str) -> Result<()> {
+        let (box_id, id) = (box_id.to_owned(), id.to_owned());
+        self.with(move |c| {
+            c.execute("DELETE FROM shots WHERE box_id = ?1 AND id = ?2", params![box_id, id])
+                .map(drop)
+                .map_err(db)
         })
         .await
     }

@@ -61,6 +61,8 @@ pub enum Answer {
     JsonOrNdjson(SchemaFn, SchemaFn),
     /// Raw bytes.
     Bytes,
+    /// An HTML page, or NDJSON lines of a type, as the query asks.
+    HtmlOrNdjson(SchemaFn),
     /// Nothing (204).
     Empty,
     /// A WebSocket (101) whose text frames from the server are of a type.
@@ -127,6 +129,11 @@ impl Op {
     /// A route that answers raw bytes.
     pub const fn bytes(tag: &'static str, summary: &'static str) -> Self {
         Self::new(tag, summary, Answer::Bytes)
+    }
+
+    /// A route that answers an HTML page, or NDJSON lines of `T`.
+    pub const fn html_or_ndjson<T: JsonSchema>(tag: &'static str, summary: &'static str) -> Self {
+        Self::new(tag, summary, Answer::HtmlOrNdjson(schema_of::<T>))
     }
 
     /// A route that switches to a WebSocket (101) whose text frames from
@@ -450,6 +457,10 @@ fn answer_content(answer: Answer, g: &mut SchemaGenerator) -> Option<Value> {
             "application/x-ndjson": {"schema": t(g).to_value()},
         }),
         Answer::Bytes => json!({"application/octet-stream": {}}),
+        Answer::HtmlOrNdjson(f) => json!({
+            "text/html": {"schema": {"type": "string"}},
+            "application/x-ndjson": {"schema": f(g).to_value()},
+        }),
         Answer::Empty => return None,
         Answer::WebSocket(f) => {
             json!({"application/json": {"schema": f(g).to_value(), "x-websocket-text-frames": true}})

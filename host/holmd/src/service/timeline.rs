@@ -1,0 +1,232 @@
+//! The timeline of a box, read from its traces: each action a step, the
+//! screenshot after it folded in; and the images, written with the traces
+//! and kept within the server's bounds per box.
+
+use std::collections::VecDeque;
+
+use holm_proto::guest::Page;
+use holm_proto::host::Trace;
+use holm_proto::timeline::{ExportFormat, Step, StepAction, StepScreenshot};
+use holm_proto::{ApiError, ErrorCode};
+
+use super::Service;
+use super::errors::{Error, store_error};
+use super::traces::check_page;
+use crate::timeline::export;
+use crate::timeline::recording::{self, Recorded};
+
+/// Traces read from the store at a time while steps are gathered.
+const BATCH: usize = 1000;
+
+impl Service {
+    /// Writes the queued images, then drops each box's oldest beyond its
+    /// bounds. An image the store refuses is dropped with a warning (its
+    /// step says it was not kept).
+    pub(super) async fn write_shots(&self) {
+        for p in self.shots.take() {
+            if let Err(e) = self.store.put_shot(&p.box_id, &p.id, &p.image).await {
+                tracing::warn!(box_id = %p.box_id, error = %e, "cannot keep a screenshot");
+                continue;
+            }
+            self.bound_shots(&p.box_id, &p.id, p.image.len() as u64).await;
+        }
+    }
+
+    async fn bound_shots(&self, box_id: &str, id: &str, bytes: u64) {
+        let mut kept = self.shots.kept.lock().await;
+        let list = match kept.get_mut(box_id) {
+            Some(list) => {
+                list.push_back((id.to_owned(), bytes));
+                list
+            }
+            None => {
+                let stored = match self.store.shots(box_id).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(box_id, error = %e, "cannot list a box's screenshots");
+                        return;
+                    }
+                };
+                kept.entry(box_id.to_owned()).or_insert_with(|| VecDeque::from(stored))
+            }
+        };
+        let (max_count, max_bytes) = (self.limits.timeline_screenshots, self.limits.timeline_bytes);
+        let mut total: u64 = list.iter().map(|(_, b)| b).sum();
+        while list.len() > max_count || total > max_bytes {
+            let Some((old, size)) = list.pop_front() else { break };
+            total -= size;
+            if let Err(e) = self.store.delete_shot(box_id, &old).await {
+                tracing::warn!(box_id, error = %e, "cannot drop an old screenshot");
+            }
+        }
+    }
+
+    /// One page of a box's timeline, oldest first.
+    pub async fn timeline(
+        &self,
+        id: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Step>, Error> {
+        self.get(id)?;
+        check_page(cursor, limit)?;
+        self.flush().await;
+        let kept: std::collections::HashSet<String> = self
+            .store
+            .shots(id)
+            .await
+            .map_err(|e| store_error(&e))?
+            .into_iter()
+            .map(|s| s.0)
+            .collect();
+        let mut steps: Vec<Step> = Vec::new();
+        // `read` pages through the store; `last` is where this page ends.
+        let mut read = cursor.map(str::to_owned);
+        let mut last = read.clone();
+        let mut more = false;
+        'read: loop {
+            let batch =
+                self.store.traces(id, read.as_deref(), BATCH).await.map_err(|e| store_error(&e))?;
+            let done = batch.len() < BATCH;
+            read = batch.last().map(|t| t.id.clone()).or(read);
+            for t in batch {
+                let Some(action) = t.action.clone() else {
+                    // A read: not a step, but the page moves past it.
+                    if steps.len() < limit as usize {
+                        last = Some(t.id.clone());
+                    }
+                    continue;
+                };
+                if fold(&mut steps, &t, &kept) {
+                    last = Some(t.id.clone());
+                    continue;
+                }
+                if steps.len() == limit as usize {
+                    more = true;
+                    break 'read;
+                }
+                last = Some(t.id.clone());
+                steps.push(step(t, action, &kept));
+            }
+            if done {
+                break;
+            }
+        }
+        recording::apply(&mut steps, &self.recordings(id).await);
+        Ok(Page { data: steps, next_cursor: if more { last } else { None } })
+    }
+
+    /// Every step of a box's timeline, oldest first.
+    pub async fn whole_timeline(&self, id: &str) -> Result<Vec<Step>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.timeline(id, cursor.as_deref(), 1000).await?;
+            all.extend(page.data);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// One image of a box's timeline, while it is kept.
+    pub async fn timeline_shot(&self, id: &str, shot: &str) -> Result<Vec<u8>, Error> {
+        self.get(id)?;
+        if shot.is_empty() || shot.len() > 20 || !shot.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(ApiError::invalid(format!("{shot:?} is not a screenshot id"))
+                .with_hint("screenshot ids are the digits a step's screenshot.id gives")
+                .into());
+        }
+        self.flush().await;
+        self.store.shot(id, shot).await.map_err(|e| store_error(&e))?.ok_or_else(|| {
+            ApiError::new(ErrorCode::NotFound, format!("box {id} keeps no screenshot {shot}"))
+                .with_hint("the oldest screenshots are dropped past the server's bounds")
+                .into()
+        })
+    }
+}
+
+/// Folds a screenshot taken after the last step into it; answers whether
+/// it did.
+fn fold(steps: &mut [Step], t: &Trace, kept: &std::collections::HashSet<String>) -> bool {
+    let Some(prev) = steps.last_mut() else { return false };
+    if t.after.as_deref() != Some(prev.id.as_str()) || prev.screenshot.is_some() {
+        return false;
+    }
+    prev.screenshot = screenshot_of(t, kept);
+    prev.screenshot.is_some()
+}
+
+fn screenshot_of(t: &Trace, kept: &std::collections::HashSet<String>) -> Option<StepScreenshot> {
+    let shot = t.screenshot.as_ref()?;
+    Some(StepScreenshot {
+        id: shot.id.clone(),
+        at: t.at.clone(),
+        request_id: t.request_id.clone(),
+        media_type: shot.media_type.clone(),
+        bytes: shot.bytes,
+        file: shot.file_name(),
+        kept: kept.contains(&shot.id),
+    })
+}
+
+fn step(t: Trace, action: StepAction, kept: &std::collections::HashSet<String>) -> Step {
+    let screenshot = screenshot_of(&t, kept);
+    Step {
+        action,
+        id: t.id,
+        at: t.at,
+        method: t.method,
+        path: t.path,
+        status: t.status,
+        code: t.code,
+        duration_ms: t.duration_ms,
+        request_id: t.request_id,
+        screenshot,
+        recording: None,
+    }
+}
+
+/// An export of a timeline: its media type and body.
+#[derive(Debug)]
+pub struct Export {
+    /// `text/html; charset=utf-8` or `application/x-ndjson`.
+    pub media_type: &'static str,
+    /// The page or the lines.
+    pub body: String,
+}
+
+impl Service {
+    /// The box's recordings, for each step's place in them. Recordings are
+    /// not in this build: connecting them is answering the guest's list of
+    /// recordings here (screen, started_at, ended_at).
+    async fn recordings(&self, _id: &str) -> Vec<Recorded> {
+        Vec::new()
+    }
+
+    /// A box's whole timeline written out as `format`.
+    pub async fn export_timeline(&self, id: &str, format: ExportFormat) -> Result<Export, Error> {
+        let mut steps = self.whole_timeline(id).await?;
+        recording::apply(&mut steps, &self.recordings(id).await);
+        Ok(match format {
+            ExportFormat::Jsonl => {
+                Export { media_type: "application/x-ndjson", body: export::jsonl(&steps) }
+            }
+            ExportFormat::Html => {
+                let mut images = std::collections::HashMap::new();
+                for shot in steps.iter().filter_map(|s| s.screenshot.as_ref()).filter(|s| s.kept) {
+                    if let Some(bytes) =
+                        self.store.shot(id, &shot.id).await.map_err(|e| store_error(&e))?
+                    {
+                        images.insert(shot.id.clone(), bytes);
+                    }
+                }
+                Export {
+                    media_type: "text/html; charset=utf-8",
+                    body: export::html(id, &steps, &images),
+                }
+            }
+        })
+    }
+}
