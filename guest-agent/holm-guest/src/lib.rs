@@ -7,6 +7,7 @@
 //! ([`browser`], [`cdp`]). It also serves the Chromium bridge ([`bridge`]) on
 //! its own port, for DevTools clients outside the box.
 
+pub mod a11y;
 pub mod api;
 pub mod bridge;
 pub mod browser;
@@ -98,7 +99,8 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     supervisor::clear_stale_locks(&config);
     supervisor::prepare_desktop(&config);
-    let (desktop, specs) = desktop(&config)?;
+    let (desktop, mut specs) = desktop(&config)?;
+    specs.push(a11y::bus::spec(&config));
     let specs = supervisor::as_user(specs, config.desktop_user.as_ref());
     let supervisor = supervisor::Supervisor::start(specs, screens);
     let processes = exec::Processes::new(exec::BaseEnv::new(&config));
@@ -111,6 +113,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         novnc_dir: config.novnc_dir.clone(),
         view_source: view_source(config.profile),
     });
+    let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
     let state = api::AppState {
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
@@ -120,6 +123,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         bridge: Arc::clone(&bridge),
         browser: Arc::clone(&browser),
         viewers: Arc::clone(&viewers),
+        a11y,
     };
     let app = api::app(state);
     // The bridge is ended at once on the signal: its WebSocket connections

@@ -25,8 +25,8 @@ async fn components_become_ready_and_health_needs_no_secret(p: Profile) {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     match p {
-        Profile::X11 => assert_eq!(names, ["xvfb", "fluxbox", "x11vnc"]),
-        Profile::Wayland => assert_eq!(names, ["sway", "wayvnc"]),
+        Profile::X11 => assert_eq!(names, ["xvfb", "fluxbox", "x11vnc", "dbus"]),
+        Profile::Wayland => assert_eq!(names, ["sway", "wayvnc", "dbus"]),
     }
     // The VNC server answers the RFB handshake on loopback.
     use tokio::io::AsyncReadExt;

@@ -8,6 +8,7 @@
 //! here. Every response carries
 //! `x-request-id`, and every error has the one shape of [`holm_proto::error`].
 
+mod accessibility;
 pub mod agent;
 mod browser;
 mod commands;
@@ -61,6 +62,8 @@ pub struct AppState {
     pub browser: Arc<crate::browser::Browser>,
     /// The viewers and the handoff between agent and person.
     pub viewers: Arc<crate::viewer::Viewers>,
+    /// The client of the accessibility bus.
+    pub a11y: Arc<crate::a11y::A11y>,
 }
 
 pub use holm_http::RequestId;
@@ -153,6 +156,7 @@ fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
         .on(Get, "/v1/terminal", terminal::open)
         .merge(viewers::routes())
         .merge(desk::routes())
+        .merge(accessibility::routes())
 }
 
 /// The guest's OpenAPI 3.1 document: every route of the contract.
