@@ -69,15 +69,15 @@ pub const CAPABILITIES: &[&str] = &[
     "clipboard",
 ];
 
-/// What this guest can do on `profile`: [`CAPABILITIES`], and how input is
+/// What this guest can do on `profile`: [`CAPABILITIES`], how input is
 /// made (`input.xtest` on X11, `input.virtual` for Wayland's virtual pointer
-/// and keyboard).
+/// and keyboard), and on X11 the accessibility tree (`accessibility`).
 pub fn capabilities(profile: holm_proto::guest::Profile) -> Vec<String> {
-    let input = match profile {
-        holm_proto::guest::Profile::X11 => "input.xtest",
-        holm_proto::guest::Profile::Wayland => "input.virtual",
+    let own: &[&str] = match profile {
+        holm_proto::guest::Profile::X11 => &["input.xtest", "accessibility"],
+        holm_proto::guest::Profile::Wayland => &["input.virtual"],
     };
-    CAPABILITIES.iter().copied().chain([input]).map(str::to_owned).collect()
+    CAPABILITIES.iter().chain(own).map(|c| (*c).to_owned()).collect()
 }
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves

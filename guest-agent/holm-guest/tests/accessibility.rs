@@ -126,6 +126,9 @@ async fn the_accessibility_tree_names_and_places_what_shows(p: Profile) {
     common::require_programs(&["dbus-daemon", "yad"]);
     let g = Guest::start(Options { profile: p, chromium: true, ..Options::default() }).await;
     g.wait_until(Duration::from_secs(120), |h| h["status"] == "ready").await;
+    let info = ok(g.get("/v1/info")).await;
+    let has = info["capabilities"].as_array().unwrap().contains(&json!("accessibility"));
+    assert_eq!(has, p == Profile::X11, "{info}");
     if p == Profile::Wayland {
         for r in [
             g.get("/v1/accessibility"),

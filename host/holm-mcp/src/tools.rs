@@ -77,6 +77,10 @@ pub enum Name {
     GetClipboard,
     /// `set_clipboard`
     SetClipboard,
+    /// `accessibility_tree`
+    AccessibilityTree,
+    /// `accessibility_act`
+    AccessibilityAct,
 }
 
 /// Every tool, in the order `tools/list` answers them.
@@ -107,6 +111,8 @@ pub const ALL: &[Name] = &[
     Name::Window,
     Name::GetClipboard,
     Name::SetClipboard,
+    Name::AccessibilityTree,
+    Name::AccessibilityAct,
 ];
 
 impl Name {
@@ -139,6 +145,8 @@ impl Name {
             Self::Window => "window",
             Self::GetClipboard => "get_clipboard",
             Self::SetClipboard => "set_clipboard",
+            Self::AccessibilityTree => "accessibility_tree",
+            Self::AccessibilityAct => "accessibility_act",
         }
     }
 
@@ -419,6 +427,7 @@ pub fn tool(name: Name) -> Tool {
         Name::ListWindows | Name::Window | Name::GetClipboard | Name::SetClipboard => {
             crate::desk::tool(name)
         }
+        Name::AccessibilityTree | Name::AccessibilityAct => crate::accessibility::tool(name),
     };
     let mut tool = Tool::new(name.as_str(), description, schema);
     if matches!(name, Name::Screenshot | Name::Desktop) {
@@ -573,7 +582,9 @@ mod tests {
                 "list_windows",
                 "window",
                 "get_clipboard",
-                "set_clipboard"
+                "set_clipboard",
+                "accessibility_tree",
+                "accessibility_act"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();

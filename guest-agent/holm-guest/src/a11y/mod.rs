@@ -188,7 +188,7 @@ where
         body,
     ))
     .await?;
-    Ok(reply.body().deserialize::<T>()?)
+    reply.body().deserialize::<T>()
 }
 
 /// Reads property `name` of `iface` on `node`.

@@ -216,6 +216,9 @@ enum Command {
     Window(crate::desk::WindowArgs),
     /// Get or set a box's clipboard: text, a PNG image, or both.
     Clipboard(crate::desk::ClipboardArgs),
+    /// The accessibility tree of a box's focused window (--all: the screen);
+    /// click a node or set its value.
+    Accessibility(crate::accessibility::AccessibilityArgs),
     /// Runtimes.
     #[command(subcommand)]
     Runtime(RuntimeCmd),
@@ -441,6 +444,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Windows(a) => crate::desk::windows(&client, a, json).await,
         Command::Window(a) => crate::desk::window(&client, a, json).await,
         Command::Clipboard(a) => crate::desk::clipboard(&client, a, json).await,
+        Command::Accessibility(a) => crate::accessibility::run(&client, a, json).await,
         Command::Runtime(cmd) => runtime(&client, cmd, json).await,
         Command::Image(cmd) => image(&client, cmd, json).await,
         Command::Mcp(a) => crate::mcp::run(client, a).await,

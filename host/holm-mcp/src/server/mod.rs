@@ -180,6 +180,8 @@ impl HolmMcp {
             }
             Name::GetClipboard => self.get_clipboard(args::parse(arguments)?).await,
             Name::SetClipboard => self.set_clipboard(args::parse(arguments)?).await,
+            Name::AccessibilityTree => self.accessibility_tree(args::parse(arguments)?).await,
+            Name::AccessibilityAct => self.accessibility_act(args::parse(arguments)?).await,
             Name::Exec => self.exec(args::parse(arguments)?).await,
             Name::ReadFile => self.read_file(args::parse(arguments)?).await,
             Name::WriteFile => self.write_file(args::parse(arguments)?).await,
