@@ -165,6 +165,37 @@ pub fn frame_tag(frame: &Frame, plan: &Plan) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(&frame.data, seed)
 }
 
+/// The last encoded screenshot of each screen, by its tag. A screen that
+/// has not changed since its last screenshot (an agent polling, or a click
+/// that changed nothing) is answered with the same bytes without encoding
+/// again: the tag covers the pixels, the size, the format and the quality,
+/// so equal tags mean equal images. One entry per screen bounds it.
+#[derive(Debug, Default)]
+pub struct LastEncoded {
+    last: std::sync::Mutex<std::collections::HashMap<u8, (u64, bytes::Bytes)>>,
+}
+
+impl LastEncoded {
+    /// The bytes of `screen`'s image with `tag`: the kept ones when the tag
+    /// matches, else `render`'s, which are kept in their place.
+    pub fn get_or_render<E>(
+        &self,
+        screen: u8,
+        tag: u64,
+        render: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<bytes::Bytes, E> {
+        let lock = || self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((t, b)) = lock().get(&screen)
+            && *t == tag
+        {
+            return Ok(b.clone());
+        }
+        let fresh = bytes::Bytes::from(render()?);
+        lock().insert(screen, (tag, fresh.clone()));
+        Ok(fresh)
+    }
+}
+
 /// The `ETag` header value of a tag.
 pub fn etag(tag: u64) -> String {
     format!("\"{tag:016x}\"")
@@ -329,6 +360,31 @@ mod tests {
 
     fn opts(q: &str) -> ScreenshotOptions {
         holm_proto::strict::from_query(q).unwrap()
+    }
+
+    #[test]
+    fn an_unchanged_screen_is_not_encoded_again_and_a_changed_one_is() {
+        let kept = LastEncoded::default();
+        let renders = std::cell::Cell::new(0);
+        let get = |screen, tag, bytes: &[u8]| {
+            kept.get_or_render(screen, tag, || {
+                renders.set(renders.get() + 1);
+                Ok::<_, ()>(bytes.to_vec())
+            })
+            .unwrap()
+        };
+        assert_eq!(get(0, 7, b"first"), &b"first"[..]);
+        assert_eq!(get(0, 7, b"ignored"), &b"first"[..], "the same tag reuses the bytes");
+        assert_eq!(get(1, 7, b"other screen"), &b"other screen"[..]);
+        assert_eq!(get(0, 8, b"changed"), &b"changed"[..]);
+        assert_eq!(get(0, 7, b"back"), &b"back"[..], "one entry per screen");
+        assert_eq!(renders.get(), 4);
+        let failed = kept.get_or_render(0, 9, || Err("no encoder"));
+        assert_eq!(failed, Err("no encoder"));
+        assert_eq!(
+            kept.get_or_render(0, 7, || Err("kept")),
+            Ok(bytes::Bytes::from_static(b"back"))
+        );
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         browser: Arc::clone(&browser),
         viewers: Arc::clone(&viewers),
         a11y,
+        encoded: Arc::default(),
     };
     let app = api::app(state);
     // The bridge is ended at once on the signal: its WebSocket connections

@@ -192,11 +192,20 @@ async fn windows_and_the_clipboard_do_what_they_say(p: Profile) {
         assert_eq!(acted["window"]["focused"], true);
         let before = std::fs::read_to_string(out).unwrap_or_default();
         input(&g, json!([{"type": "type", "text": text}])).await;
-        eventually(WAIT, "the focused terminal to get the keys", || async {
-            (std::fs::read_to_string(out).unwrap_or_default() == format!("{before}{text}"))
-                .then_some(())
-        })
-        .await;
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let deadline = std::time::Instant::now() + WAIT;
+        while read(out) != format!("{before}{text}") {
+            if std::time::Instant::now() >= deadline {
+                let listed = windows(&g).await;
+                panic!(
+                    "{text:?} did not reach {}: a holds {:?}, b holds {:?}; windows: {listed:?}",
+                    w["title"],
+                    read(&a_out),
+                    read(&b_out)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
     assert_eq!(std::fs::read_to_string(&b_out).unwrap(), "to b\n");
     let listed = windows(&g).await;

@@ -17,12 +17,22 @@ use holm_client::BoxClient;
 use holm_proto::guest::{ImageFormat, ProcessStart, ScreenshotOptions};
 
 use super::exec::Exec;
-use super::latency::{PNG, Pair, Row, holm_first, shot};
+use super::latency::{PNG, Pair, Row, holm_first, shot, vary};
 
 /// Where the page and its photographs are written in the box.
 const DIR: &str = "/tmp/holm-bench-busy";
 /// The port the page is served on, on the box's loopback (8765 is the guest's).
-const PORT: u16 = 18080;
+pub const PORT: u16 = 18080;
+/// A light page beside it; each page is one link to the other.
+pub const LIGHT: &str = "light.html";
+/// A link over the top half of the page, to `href` (transparent: it
+/// changes no pixel). The pointer leaves it after a click: Chromium shows a
+/// link's address in a bubble while the pointer rests on it, and widens
+/// the bubble after a second and a half, which would change the screen
+/// long after the page settled.
+fn link_over(href: &str) -> String {
+    format!("<a href={href} style='position:fixed;left:0;top:0;width:100%;height:50%'></a>")
+}
 /// How many photographs the page shows.
 const PHOTOS: usize = 16;
 
@@ -76,8 +86,19 @@ fn page() -> String {
     for _ in 0..4 {
         html.push_str(&format!("<p>{words} {words} {words}</p>"));
     }
+    html.push_str(&link_over(LIGHT));
     html.push_str("</body></html>");
     html
+}
+
+/// The light page: a headline and a paragraph, one link to the busy page.
+fn light() -> String {
+    format!(
+        "<!doctype html><html><head><meta charset=utf-8><title>holm bench: light page</title>\
+         </head><body style='font:15px sans-serif'><h1>Contents</h1>\
+         <p>Photographs of the week, with notes.</p>{}</body></html>",
+        link_over("index.html")
+    )
 }
 
 /// Makes the page, serves it, closes the benchmark's terminal (it would
@@ -92,6 +113,7 @@ async fn open(b: &BoxClient) -> anyhow::Result<()> {
         bail!("making the photographs failed: {}", r.stderr);
     }
     b.write_file(&format!("{DIR}/index.html"), page(), None).await?;
+    b.write_file(&format!("{DIR}/{LIGHT}"), light(), None).await?;
     let server = ProcessStart {
         argv: Some(["perl", "-e", SERVER, DIR, &PORT.to_string()].map(str::to_owned).to_vec()),
         tag: Some("holm-bench-busy".into()),
@@ -187,10 +209,12 @@ pub async fn run(
         for i in 0..n {
             let argv = ["sh", "-c", base];
             if holm_first(i) {
+                vary(guest, i).await?;
                 let h = shot(through, &options).await?;
                 pair.push(h, exec.screenshot(&argv).await?);
             } else {
                 let b = exec.screenshot(&argv).await?;
+                vary(guest, i).await?;
                 pair.push(shot(through, &options).await?, b);
             }
         }

@@ -26,6 +26,10 @@ pub struct Concurrency {
     pub ops: usize,
     /// Calls per second, all clients together.
     pub throughput_per_sec: f64,
+    /// Screenshots whose frame was the same as the box's screenshot before
+    /// it (the clicks changed nothing on screen): the guest answers those
+    /// with its kept encoding, without encoding again.
+    pub unchanged_screenshots: usize,
     /// Calls that failed.
     pub errors: usize,
     /// The first few failures.
@@ -45,6 +49,9 @@ struct Tally {
     all: Samples,
     errors: usize,
     samples: Vec<String>,
+    /// Each box's last frame hash, and how many screenshots repeated it.
+    last_frame: std::collections::HashMap<String, String>,
+    unchanged: usize,
 }
 
 impl Tally {
@@ -75,9 +82,13 @@ pub async fn run(
                 while Instant::now() < deadline {
                     let t = Instant::now();
                     match b.screenshot(0, &ScreenshotOptions::default()).await {
-                        Ok(_) => {
+                        Ok(s) => {
                             let mut tl = tally.borrow_mut();
                             tl.shot.push(t.elapsed());
+                            let frame = s.meta.frame;
+                            if tl.last_frame.insert(id.clone(), frame.clone()) == Some(frame) {
+                                tl.unchanged += 1;
+                            }
                             tl.all.push(t.elapsed());
                         }
                         Err(e) => {
@@ -115,6 +126,7 @@ pub async fn run(
         duration_secs: (elapsed * 10.0).round() / 10.0,
         ops,
         throughput_per_sec: throughput,
+        unchanged_screenshots: tally.unchanged,
         errors: tally.errors,
         error_samples: tally.samples,
         screenshot: tally.shot.summary(),

@@ -35,6 +35,7 @@ mod latency;
 mod load;
 mod memory;
 mod pooled;
+mod quiet;
 mod report;
 mod rfb;
 mod runtimes;
@@ -161,6 +162,7 @@ impl Config {
             types: (samples / 2).max(1),
             acts: samples,
             overhead: samples * 4,
+            quiet: (samples / 7).clamp(1, 3),
         };
         if a.samples.is_none() && !a.quick {
             latency.overhead = 200;
@@ -573,6 +575,8 @@ async fn measure_box(
             // Last: the page covers the desktop the rows above measure.
             let n = config.latency.screenshots;
             rows.extend(busy::run(&through, &guest, &exec, n, &progress).await?);
+            progress("quiet window: clicking a link and back, settled at 10 to 200 ms");
+            rows.extend(quiet::run(&through, &guest, config.latency.quiet).await?);
             (rows, viewer)
         }
         Profile::Wayland => {

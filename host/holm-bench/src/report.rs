@@ -477,6 +477,10 @@ pub fn print(r: &Report) {
         cell(c.all.p50_ms),
         cell(c.all.p99_ms),
     ));
+    output::line(&format!(
+        "\n{} of {} screenshots found the screen as the one before (the clicks changed nothing there); the guest answered those from its kept encoding.",
+        c.unchanged_screenshots, c.screenshot.n
+    ));
     for e in &c.error_samples {
         output::line(&format!("  error: {e}"));
     }

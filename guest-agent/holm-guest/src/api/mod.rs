@@ -64,6 +64,8 @@ pub struct AppState {
     pub viewers: Arc<crate::viewer::Viewers>,
     /// The client of the accessibility bus.
     pub a11y: Arc<crate::a11y::A11y>,
+    /// Each screen's last encoded screenshot.
+    pub encoded: Arc<crate::image::LastEncoded>,
 }
 
 pub use holm_http::RequestId;

@@ -177,13 +177,14 @@ struct Shot {
     tag: u64,
     pointer: Option<(i32, i32)>,
     /// `None` when `If-None-Match` matched.
-    body: Option<Vec<u8>>,
+    body: Option<bytes::Bytes>,
 }
 
 /// Captures, draws the pointer when asked, tags, and encodes unless the tag
 /// matches `if_none_match`.
 fn shoot(
     desktop: &dyn Desktop,
+    encoded: &image::LastEncoded,
     index: u8,
     plan: Plan,
     if_none_match: Option<&str>,
@@ -198,7 +199,9 @@ fn shoot(
     if if_none_match.is_some_and(|v| image::if_none_match(v, tag)) {
         return Ok(Shot { plan, tag, pointer: captured.pointer, body: None });
     }
-    let (bytes, _) = image::render(&frame, &plan).map_err(Fail::Encode)?;
+    let bytes = encoded
+        .get_or_render(index, tag, || image::render(&frame, &plan).map(|(b, _)| b))
+        .map_err(Fail::Encode)?;
     Ok(Shot { plan, tag, pointer: captured.pointer, body: Some(bytes) })
 }
 
@@ -240,10 +243,11 @@ async fn screenshot(
     let index = ready(&state, &raw).await?;
     let inm =
         request_headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let encoded = Arc::clone(&state.encoded);
     let shot = blocking(&state.desktop, move |d| {
         let (w, h) = d.size(index).map_err(|e| Fail::X(index, e))?;
         let plan = image::plan(&opts, w, h, "").map_err(Fail::Invalid)?;
-        shoot(d, index, plan, inm.as_deref())
+        shoot(d, &encoded, index, plan, inm.as_deref())
     })
     .await?;
     Ok(shot_response(shot, None))
@@ -255,6 +259,7 @@ async fn input(
     StrictJson(req): StrictJson<InputRequest>,
 ) -> Result<Response, Error> {
     let index = ready(&state, &raw).await?;
+    let encoded = Arc::clone(&state.encoded);
     let outcome = blocking(&state.desktop, move |d| {
         // One request's actions at a time on a screen.
         let _turn = d.input_turn(index);
@@ -285,7 +290,7 @@ async fn input(
             None => None,
         };
         match plan {
-            Some(plan) => Ok(Err((shoot(d, index, plan, None)?, settled))),
+            Some(plan) => Ok(Err((shoot(d, &encoded, index, plan, None)?, settled))),
             None => {
                 // Where the pointer is, when the display server can say.
                 // After a settle a person may have moved it meanwhile.

@@ -76,6 +76,7 @@ pub fn list(c: &Conn, screen: u8) -> Result<Vec<Window>, XError> {
     let a = atoms(c)?;
     let clients = prop32(c, c.root, a.client_list, AtomEnum::WINDOW)?;
     let active = prop32(c, c.root, a.active, AtomEnum::WINDOW)?.first().copied().unwrap_or(0);
+    let active = if has_input_focus(c, active)? { active } else { x11rb::NONE };
     let mut out = Vec::with_capacity(clients.len());
     for w in clients {
         // A window may close while it is being read: it is left out.
@@ -87,6 +88,35 @@ pub fn list(c: &Conn, screen: u8) -> Result<Vec<Window>, XError> {
         }
     }
     Ok(out)
+}
+
+/// Whether the keyboard's focus is in window `w` (itself or a window
+/// inside it). The window manager's `_NET_ACTIVE_WINDOW` alone can run
+/// ahead of the focus, or behind it: only both together mean that typed
+/// keys go to `w`.
+fn has_input_focus(c: &Conn, w: Xid) -> Result<bool, XError> {
+    if w == x11rb::NONE {
+        return Ok(false);
+    }
+    let mut at = c.c.get_input_focus()?.reply()?.focus;
+    // Up the tree from the focus; a handful of levels at most.
+    for _ in 0..16 {
+        if at == w {
+            return Ok(true);
+        }
+        if at == x11rb::NONE
+            || at == c.root
+            || at == u32::from(x11rb::protocol::xproto::InputFocus::POINTER_ROOT)
+        {
+            return Ok(false);
+        }
+        match c.c.query_tree(at)?.reply() {
+            Ok(tree) => at = tree.parent,
+            // The window went away meanwhile.
+            Err(_) => return Ok(false),
+        }
+    }
+    Ok(false)
 }
 
 fn describe(
