@@ -136,6 +136,40 @@ pub struct Config {
     pub wayland_dir: PathBuf,
     /// Wayland: the user and group sway runs as when the guest is root.
     pub wayland_uid: u32,
+    /// Whether every screen is recorded for the box's whole life
+    /// (`HOLM_RECORD`, off by default).
+    pub record: bool,
+    /// The recordings' size limits (`HOLM_RECORDING_MAX_BYTES`,
+    /// `HOLM_RECORDINGS_MAX_BYTES`; at most, and by default, the
+    /// protocol's).
+    pub recording_limits: crate::record::Limits,
+}
+
+/// `HOLM_RECORD` and the recordings' size limits.
+fn recording(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<(bool, crate::record::Limits), String> {
+    use holm_proto::recording::{MAX_RECORDING_BYTES, MAX_RECORDINGS_BYTES};
+    let record = match get("HOLM_RECORD").as_deref() {
+        None | Some("off" | "0" | "false") => false,
+        Some("on" | "1" | "true") => true,
+        Some(v) => return Err(format!("HOLM_RECORD={v:?}: expected on or off")),
+    };
+    let bytes = |key: &str, most: u64| -> Result<u64, String> {
+        match get(key) {
+            None => Ok(most),
+            Some(v) => {
+                v.parse::<u64>().ok().filter(|n| (1..=most).contains(n)).ok_or_else(|| {
+                    format!("{key}={v:?}: expected a number of bytes from 1 to {most}")
+                })
+            }
+        }
+    };
+    let limits = crate::record::Limits {
+        per_recording: bytes("HOLM_RECORDING_MAX_BYTES", MAX_RECORDING_BYTES)?,
+        total: bytes("HOLM_RECORDINGS_MAX_BYTES", MAX_RECORDINGS_BYTES)?,
+    };
+    Ok((record, limits))
 }
 
 impl fmt::Debug for Config {
@@ -292,6 +326,7 @@ impl Config {
                 format!("HOLM_WAYLAND_UID={v:?}: expected a user id other than 0")
             })?,
         };
+        let (record, recording_limits) = recording(&get)?;
         Ok(Self {
             secret_sha256,
             desktop_user,
@@ -313,7 +348,14 @@ impl Config {
             chromium_profile,
             wayland_dir,
             wayland_uid,
+            record,
+            recording_limits,
         })
+    }
+
+    /// Where recordings are kept.
+    pub fn recordings_dir(&self) -> PathBuf {
+        self.state_dir.join("recordings")
     }
 
     /// The X display name of screen `index`, such as `:1`.

@@ -20,6 +20,7 @@ pub mod image;
 pub mod input;
 pub mod jpeg;
 pub mod proc;
+pub mod record;
 pub mod shm;
 pub mod supervisor;
 pub mod viewer;
@@ -67,6 +68,7 @@ pub const CAPABILITIES: &[&str] = &[
     "handoff",
     "windows",
     "clipboard",
+    "recordings",
 ];
 
 /// What this guest can do on `profile`: [`CAPABILITIES`], how input is
@@ -114,7 +116,16 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         view_source: view_source(config.profile),
     });
     let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
+    let recorder = record::Recorder::new(
+        config.recordings_dir(),
+        config.recording_limits,
+        Arc::clone(&desktop),
+    );
+    if config.record {
+        tokio::spawn(Arc::clone(&recorder).record_all(Arc::clone(&supervisor)));
+    }
     let state = api::AppState {
+        recorder: Arc::clone(&recorder),
         config: Arc::new(config),
         supervisor: Arc::clone(&supervisor),
         started: Instant::now(),
@@ -172,7 +183,12 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
                 stopping_supervisor.wait_ended("chromium", 0, Duration::from_secs(5)).await;
             }
         };
-        tokio::join!(processes.shutdown(Duration::from_secs(2)), close_browser);
+        // Recordings finish their files while the display still runs.
+        tokio::join!(
+            processes.shutdown(Duration::from_secs(2)),
+            close_browser,
+            recorder.stop_all()
+        );
     };
     let served =
         holm_http::serve::serve(listener, app, Limits::with_connections(API_CONNECTIONS), stop)

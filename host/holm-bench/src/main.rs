@@ -36,6 +36,7 @@ mod load;
 mod memory;
 mod pooled;
 mod quiet;
+mod recording;
 mod report;
 mod rfb;
 mod runtimes;
@@ -128,6 +129,11 @@ pub struct BenchArgs {
     /// Writes its own report to `--out`.
     #[arg(long, conflicts_with = "scale")]
     latency: bool,
+    /// Measure only the cost of recording: an idle box recording against
+    /// one that is not, on X11 and on Wayland. Writes its own report to
+    /// `--out`.
+    #[arg(long, conflicts_with_all = ["scale", "latency"])]
+    recording: bool,
 }
 
 /// What one run does.
@@ -151,6 +157,8 @@ pub struct Config {
     pub viewer_samples: usize,
     /// Seconds of each viewer bandwidth row.
     pub viewer_secs: u64,
+    /// Seconds the cost of recording is measured over.
+    pub recording_secs: u64,
 }
 
 impl Config {
@@ -177,6 +185,7 @@ impl Config {
             idle_secs: a.idle.unwrap_or(if a.quick { 2 } else { 10 }),
             viewer_samples: a.viewer_samples.unwrap_or(if a.quick { 2 } else { 10 }).max(1),
             viewer_secs: a.viewer_secs.unwrap_or(if a.quick { 2 } else { 5 }).max(1),
+            recording_secs: if a.quick { 3 } else { 30 },
         }
     }
 }
@@ -214,6 +223,8 @@ pub struct Report {
     pub concurrency: load::Concurrency,
     /// The Wayland box, measured in the same run.
     pub wayland: WaylandReport,
+    /// What recording costs a box, on each profile.
+    pub recording: Vec<recording::Row>,
     /// The targets, checked.
     pub targets: Vec<report::Target>,
     /// Every box the run made (all removed at its end).
@@ -301,6 +312,26 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         return finish(&report, &args.out, json, || scale::print(&report));
     }
+    if args.recording {
+        let requests =
+            [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
+        let run = recording_rows(&server, docker.docker(), &requests, &config);
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        machine.finish(docker.docker()).await;
+        let report = RecordingReport {
+            holm_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            command: command_line(),
+            machine,
+            recording: result?,
+        };
+        return finish(&report, &args.out, json, || recording::print(&report.recording));
+    }
     if args.latency {
         let request = bench_request(&run_id, Profile::X11);
         let loads = vec![("latency".to_owned(), report::load_average())];
@@ -349,6 +380,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         memory,
         concurrency,
         wayland,
+        recording,
     } = result?;
     let wayland = WaylandReport {
         image: wayland_image,
@@ -379,6 +411,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         memory,
         concurrency,
         wayland,
+        recording,
         targets,
         boxes,
     };
@@ -425,6 +458,36 @@ pub struct LatencyReport {
     pub targets: Vec<report::Target>,
 }
 
+/// The `--recording` run's report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct RecordingReport {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine.
+    pub machine: report::Machine,
+    /// What recording costs a box, on each profile.
+    pub recording: Vec<recording::Row>,
+}
+
+/// The cost of recording on each profile; `requests` are the X11 box's and
+/// the Wayland box's.
+async fn recording_rows(
+    server: &server::Server,
+    docker: &bollard::Docker,
+    requests: &[CreateBox; 2],
+    config: &Config,
+) -> anyhow::Result<Vec<recording::Row>> {
+    let pairs = [(Profile::X11, &requests[0]), (Profile::Wayland, &requests[1])];
+    let times = (Duration::from_secs(config.idle_secs), Duration::from_secs(config.recording_secs));
+    recording::run(server, docker, &pairs, times, &progress).await
+}
+
 /// A box of the bench's: labelled with the run, an hour at most.
 fn bench_request(run_id: &str, display: Profile) -> CreateBox {
     CreateBox {
@@ -467,6 +530,8 @@ struct Measured {
     concurrency: load::Concurrency,
     /// The Wayland box: latency, cold start, idle memory.
     wayland: (Vec<latency::Row>, cold::ColdStart, report::Memory),
+    /// What recording costs a box.
+    recording: Vec<recording::Row>,
 }
 
 /// `requests` are the X11 box's and the Wayland box's.
@@ -503,6 +568,9 @@ async fn phases(
     let (wayland_latency, wayland_memory, _) =
         measure_box(server, docker, wayland_request, config, Profile::Wayland, true).await?;
 
+    phase("recording");
+    let recording = recording_rows(server, docker, requests, config).await?;
+
     phase("concurrency");
     progress(&format!("concurrency: starting {} boxes", config.boxes));
     let t = std::time::Instant::now();
@@ -535,6 +603,7 @@ async fn phases(
             wayland_cold,
             report::Memory::new(vec![wayland_memory.0], wayland_memory.1),
         ),
+        recording,
     })
 }
 

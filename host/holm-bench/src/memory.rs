@@ -23,15 +23,23 @@ pub struct BoxMemory {
     pub anon_mib: Option<f64>,
 }
 
-/// Reads box `id`'s memory from the engine.
-pub async fn sample(docker: &bollard::Docker, box_id: &str) -> anyhow::Result<BoxMemory> {
+/// Box `id`'s container statistics, as the engine has them now.
+pub async fn stats(
+    docker: &bollard::Docker,
+    box_id: &str,
+) -> anyhow::Result<bollard::models::ContainerStatsResponse> {
     let name = holm::runtime::docker::container_name(box_id);
-    let stats = docker
+    docker
         .stats(&name, Some(StatsOptions { stream: false, one_shot: true }))
         .next()
         .await
         .context("the engine answered no stats")?
-        .with_context(|| format!("read the stats of {name}"))?;
+        .with_context(|| format!("read the stats of {name}"))
+}
+
+/// Reads box `id`'s memory from the engine.
+pub async fn sample(docker: &bollard::Docker, box_id: &str) -> anyhow::Result<BoxMemory> {
+    let stats = stats(docker, box_id).await?;
     let mem = stats.memory_stats.context("the engine reported no memory")?;
     let usage = mem.usage.unwrap_or(0);
     let detail = mem.stats.unwrap_or_default();

@@ -427,6 +427,7 @@ pub fn print(r: &Report) {
         .collect();
     output::line(&format!("\nholmd's overhead, median of paired differences: {}", over.join(", ")));
     super::viewer::print(&r.viewer);
+    super::recording::print(&r.recording);
 
     print_cold("cold start", &r.cold_start);
     let w = &r.warm_pool;

@@ -17,6 +17,7 @@ mod files;
 mod mcp;
 mod procs;
 mod progress;
+mod record;
 mod shell;
 mod view;
 

@@ -14,6 +14,7 @@ mod browser;
 mod desk;
 mod endpoint;
 mod error;
+mod recordings;
 mod server;
 mod terminal;
 mod viewers;

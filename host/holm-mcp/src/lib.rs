@@ -26,6 +26,7 @@ pub mod errors;
 mod http;
 mod lifecycle;
 pub mod live;
+pub mod record;
 pub mod scale;
 mod server;
 pub mod tools;

@@ -81,6 +81,12 @@ pub enum Name {
     AccessibilityTree,
     /// `accessibility_act`
     AccessibilityAct,
+    /// `start_recording`
+    StartRecording,
+    /// `stop_recording`
+    StopRecording,
+    /// `list_recordings`
+    ListRecordings,
 }
 
 /// Every tool, in the order `tools/list` answers them.
@@ -113,6 +119,9 @@ pub const ALL: &[Name] = &[
     Name::SetClipboard,
     Name::AccessibilityTree,
     Name::AccessibilityAct,
+    Name::StartRecording,
+    Name::StopRecording,
+    Name::ListRecordings,
 ];
 
 impl Name {
@@ -147,6 +156,9 @@ impl Name {
             Self::SetClipboard => "set_clipboard",
             Self::AccessibilityTree => "accessibility_tree",
             Self::AccessibilityAct => "accessibility_act",
+            Self::StartRecording => "start_recording",
+            Self::StopRecording => "stop_recording",
+            Self::ListRecordings => "list_recordings",
         }
     }
 
@@ -428,6 +440,9 @@ pub fn tool(name: Name) -> Tool {
             crate::desk::tool(name)
         }
         Name::AccessibilityTree | Name::AccessibilityAct => crate::accessibility::tool(name),
+        Name::StartRecording | Name::StopRecording | Name::ListRecordings => {
+            crate::record::tool(name)
+        }
     };
     let mut tool = Tool::new(name.as_str(), description, schema);
     if matches!(name, Name::Screenshot | Name::Desktop) {
@@ -584,7 +599,10 @@ mod tests {
                 "get_clipboard",
                 "set_clipboard",
                 "accessibility_tree",
-                "accessibility_act"
+                "accessibility_act",
+                "start_recording",
+                "stop_recording",
+                "list_recordings"
             ]
         );
         let unique: BTreeSet<&str> = names.iter().copied().collect();

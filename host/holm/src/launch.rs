@@ -70,6 +70,9 @@ pub fn guest_env(spec: &Resolved, secret: &str) -> Vec<(String, String)> {
     if spec.profile.is_some() {
         env.push(("HOLM_CHROMIUM_PROFILE".into(), PROFILE_DIR.into()));
     }
+    if spec.record {
+        env.push(("HOLM_RECORD".into(), "on".into()));
+    }
     env
 }
 

@@ -50,6 +50,8 @@ pub struct Resolved {
     pub profile: Option<String>,
     /// Where the viewer port is published (`spec.policy.bind`).
     pub viewer_bind: ViewerBind,
+    /// Whether every screen is recorded for the box's whole life.
+    pub record: bool,
 }
 
 /// Checks `spec.policy`, the viewer policy: `auth: none` only with
@@ -283,6 +285,7 @@ pub fn resolve(
             idle_timeout_secs: placement.idle_timeout_secs,
             profile: spec.profile.clone(),
             viewer_bind: policy.bind,
+            record: spec.record.unwrap_or(false),
         })
     } else {
         Err(issues)

@@ -19,6 +19,7 @@
 //! | `HOLM_MAX_BOXES` | `64` | the most live boxes, pooled ones counted; more are refused (429 `limit_reached`); a runtimes file's `max_boxes` may lower it |
 //! | `HOLM_MAX_BUILDS` | `2` | the most image builds at once; a build asked for beyond it is refused, a box's waits |
 //! | `HOLM_RECORD_RETENTION` | `7d` | how long the record of a removed box is kept (`24h`, `90m`, seconds) |
+//! | `HOLM_RECORDINGS_KEPT` | `20g` | the most bytes of removed boxes' recordings kept in `<HOLM_STATE_DIR>/recordings`; past it the oldest boxes' are dropped |
 //! | `HOLM_IMAGE_CACHE` | `100g` | past this total size, unused box images are pruned after each build; `off` never |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
@@ -196,6 +197,10 @@ fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits
     if let Some(v) = get("HOLM_RECORD_RETENTION") {
         l.record_retention_secs = crate::runtimes_file::parse_duration(&v)
             .map_err(|e| format!("HOLM_RECORD_RETENTION: {e}"))?;
+    }
+    if let Some(v) = get("HOLM_RECORDINGS_KEPT") {
+        l.recordings_bytes =
+            holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_RECORDINGS_KEPT: {e}"))?;
     }
     if let Some(v) = get("HOLM_IMAGE_CACHE") {
         l.image_cache_bytes = if v == "off" {

@@ -105,6 +105,7 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
         remote_setup: setup,
         limits: config.limits.with_file_max_boxes(file.max_boxes),
     });
+    service.keep_recordings(config.state_dir.join("recordings"));
     let remotes = service.load_remotes().await?;
     let found = service.recover().await?;
     tracing::info!(

@@ -233,6 +233,11 @@ pub struct BoxSpec {
     /// retry hint until Chromium is up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<Ready>,
+    /// Record every screen for the box's whole life (default false): one
+    /// recording a screen from its start, stopped when the box stops, the
+    /// files kept by the server when the box is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<bool>,
 }
 
 /// When a new box counts as usable.

@@ -2,7 +2,7 @@
 //! declared once ([`contract`]), the guest API ([`guest`]), the
 //! credential that opens one box's guest from the host ([`agent`]), the
 //! server API ([`host`]), the one error shape ([`error`]), the key-name table
-//! ([`keys`]), box ids and secrets ([`ids`]), the terminal's frames ([`terminal`]), progress on long work
+//! ([`keys`]), box ids and secrets ([`ids`]), the terminal's frames ([`terminal`]), recordings ([`recording`]), progress on long work
 //! ([`progress`]), strict parsing that names every unknown field
 //! ([`strict`]), and the viewers' types ([`viewer`]).
 //!
@@ -45,6 +45,7 @@ pub mod host;
 pub mod ids;
 pub mod keys;
 pub mod progress;
+pub mod recording;
 pub mod strict;
 pub mod terminal;
 pub mod viewer;

@@ -310,6 +310,7 @@ async fn serve(
                 remote_setup: holmd::service::RemoteSetup::default(),
                 limits: config.limits,
             });
+            service.keep_recordings(config.state_dir.join("recordings"));
             service.recover().await.expect("take back the boxes");
             service
         }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod extract;
 mod files;
 mod processes;
+mod recordings;
 mod screens;
 mod table;
 mod terminal;
@@ -64,6 +65,8 @@ pub struct AppState {
     pub viewers: Arc<crate::viewer::Viewers>,
     /// The client of the accessibility bus.
     pub a11y: Arc<crate::a11y::A11y>,
+    /// The screens' recordings.
+    pub recorder: Arc<crate::record::Recorder>,
     /// Each screen's last encoded screenshot.
     pub encoded: Arc<crate::image::LastEncoded>,
 }
@@ -159,6 +162,7 @@ fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
         .merge(viewers::routes())
         .merge(desk::routes())
         .merge(accessibility::routes())
+        .merge(recordings::routes())
 }
 
 /// The guest's OpenAPI 3.1 document: every route of the contract.

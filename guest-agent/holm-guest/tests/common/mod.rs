@@ -59,6 +59,8 @@ pub struct Options {
     pub chromium: bool,
     /// Run x11vnc.
     pub vnc: bool,
+    /// More environment for the guest.
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Default for Options {
@@ -69,6 +71,7 @@ impl Default for Options {
             sizes: "1280x800".into(),
             chromium: false,
             vnc: false,
+            env: Vec::new(),
         }
     }
 }
@@ -228,6 +231,7 @@ impl Guest {
             .env("HOLM_PROFILE", opts.profile.to_string())
             .env("HOLM_WAYLAND_DIR", &wayland_dir)
             .env("RUST_LOG", "holm_guest=debug")
+            .envs(opts.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

@@ -17,6 +17,7 @@ pub(super) async fn new(client: &Client, a: NewArgs, json: bool) -> anyhow::Resu
             profile: a.profile,
             policy: None,
             ready: a.ready_desktop.then_some(holm_proto::host::Ready::Desktop),
+            record: a.record.then_some(true),
         },
         placement: Placement {
             runtime: a.runtime,

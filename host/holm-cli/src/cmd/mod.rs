@@ -219,6 +219,11 @@ enum Command {
     /// The accessibility tree of a box's focused window (--all: the screen);
     /// click a node or set its value.
     Accessibility(crate::accessibility::AccessibilityArgs),
+    /// Start or stop recording a screen of a box to a video (MP4).
+    Record(crate::record::RecordArgs),
+    /// A box's recordings: list them, fetch a file, remove one.
+    #[command(subcommand)]
+    Recording(crate::record::RecordingCmd),
     /// Runtimes.
     #[command(subcommand)]
     Runtime(RuntimeCmd),
@@ -297,6 +302,10 @@ struct NewArgs {
     /// answer `not_ready` until it is).
     #[arg(long)]
     ready_desktop: bool,
+    /// Record every screen for the box's whole life (`holm recording ls`
+    /// lists the files, also after the box is removed).
+    #[arg(long)]
+    record: bool,
     /// A Wayland desktop (headless sway) instead of X11.
     #[arg(long)]
     wayland: bool,
@@ -445,6 +454,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Window(a) => crate::desk::window(&client, a, json).await,
         Command::Clipboard(a) => crate::desk::clipboard(&client, a, json).await,
         Command::Accessibility(a) => crate::accessibility::run(&client, a, json).await,
+        Command::Record(a) => crate::record::record(&client, a, json).await,
+        Command::Recording(c) => crate::record::recording(&client, c, json).await,
         Command::Runtime(cmd) => runtime(&client, cmd, json).await,
         Command::Image(cmd) => image(&client, cmd, json).await,
         Command::Mcp(a) => crate::mcp::run(client, a).await,

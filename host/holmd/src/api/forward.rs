@@ -96,6 +96,11 @@ pub(super) async fn forward(
         return Err(holm_http::route_not_found(req.method(), &path));
     }
     let id = super::box_path::parse(id)?;
+    if req.method() == Method::GET
+        && let Some(kept) = kept_recordings(&state, &id, &rest).await?
+    {
+        return Ok(kept);
+    }
     let entry = state.service.get(&id)?;
     let record = entry.record();
     require_running(&record)?;
@@ -209,6 +214,39 @@ pub(super) async fn forward(
         Some(d) => Body::from_stream(until(stream, d)),
     };
     out.body(body).map_err(Error::internal)
+}
+
+/// A removed box's recordings, from what the server kept when it was
+/// removed: its listing at `/recordings`, a file at `/recordings/{file}`.
+/// `None` while the box is not removed, or for any other route.
+async fn kept_recordings(
+    state: &AppState,
+    id: &str,
+    rest: &str,
+) -> Result<Option<Response>, Error> {
+    let Some(tail) = rest.strip_prefix("/recordings") else { return Ok(None) };
+    let removed = match state.service.get(id) {
+        Ok(entry) => entry.record().state == BoxState::Removed,
+        Err(_) => true,
+    };
+    let Some(listed) = removed.then(|| state.service.kept_recordings(id)).flatten() else {
+        return Ok(None);
+    };
+    if tail.is_empty() {
+        let page = holm_proto::guest::Page::all(listed);
+        return Ok(Some(axum::response::IntoResponse::into_response(axum::Json(page))));
+    }
+    let file = tail.trim_start_matches('/');
+    let path = state.service.kept_recording(id, file).map_err(Error::from)?;
+    let f = tokio::fs::File::open(&path).await.map_err(Error::internal)?;
+    let len = f.metadata().await.map_err(Error::internal)?.len();
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(f));
+    let out = Response::builder()
+        .header(header::CONTENT_TYPE, holm_proto::recording::VIDEO_MIME)
+        .header(header::CONTENT_LENGTH, len)
+        .body(body)
+        .map_err(Error::internal)?;
+    Ok(Some(out))
 }
 
 /// `stream`, ended with an error at `deadline`: an answer that is not a

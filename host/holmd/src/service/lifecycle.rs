@@ -201,6 +201,9 @@ impl Service {
         if record.state == BoxState::Removed {
             return Ok(record.info());
         }
+        if record.state == BoxState::Running && record.pool.is_none() {
+            self.keep_box_recordings(entry).await;
+        }
         if let Some(machine) = &record.machine_id {
             let offered = self.runtime(&record.runtime)?;
             offered.runtime.remove(machine).await.map_err(runtime_error)?;

@@ -29,6 +29,9 @@ pub struct Limits {
     /// shared layers counted in each) before unused ones are pruned after a
     /// build; `None` never prunes.
     pub image_cache_bytes: Option<u64>,
+    /// The most bytes of removed boxes' recordings the server keeps
+    /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
+    pub recordings_bytes: u64,
 }
 
 impl Default for Limits {
@@ -38,6 +41,7 @@ impl Default for Limits {
             max_builds: 2,
             record_retention_secs: 7 * 86_400,
             image_cache_bytes: Some(100 << 30),
+            recordings_bytes: 20 << 30,
         }
     }
 }

@@ -32,6 +32,7 @@ mod lifecycle;
 mod limits;
 mod pool;
 mod progress;
+mod recordings;
 mod recovery;
 mod remotes;
 mod runtimes;
@@ -100,6 +101,8 @@ pub struct Service {
     vendor_deadlines: Mutex<std::collections::HashMap<String, u64>>,
     /// Held while the warm pools are refilled.
     refilling: tokio::sync::Mutex<()>,
+    /// Where removed boxes' recordings are kept, once set.
+    archive: std::sync::OnceLock<recordings::Archive>,
 }
 
 /// What a service is made of.
@@ -165,6 +168,7 @@ impl Service {
             limits: parts.limits,
             vendor_deadlines: Mutex::default(),
             refilling: tokio::sync::Mutex::new(()),
+            archive: std::sync::OnceLock::new(),
         })
     }
 

@@ -72,9 +72,11 @@ pub(super) fn pool_key(runtime: &str, r: &Resolved) -> String {
 impl Service {
     /// The pooled box a create could take, moved out of `pooled` so no
     /// other create takes it too. A fork, a box with a browser profile and
-    /// one whose viewers bind to every interface never take one.
+    /// one whose viewers bind to every interface and a recorded box never
+    /// take one.
     pub(super) fn take_pooled(&self, plan: &Planned) -> Option<Arc<Entry>> {
-        if plan.forked_from.is_some() || plan.resolved.profile.is_some() {
+        // A recorded box records from its start, which a pooled box did not.
+        if plan.forked_from.is_some() || plan.resolved.profile.is_some() || plan.resolved.record {
             return None;
         }
         // A pooled box's viewer port was published on loopback when it was

@@ -17,6 +17,7 @@ use crate::guest::{
     RenameRequest, Screen, ScreenshotOptions, SignalRequest, StdinQuery, StorageState, Tab,
     TabQuery, Ticket, TicketRequest, TypeRequest, WaitRequest, WriteQuery,
 };
+use crate::recording::{Recording, RecordingStart, RecordingStop};
 use crate::terminal::{TerminalEvent, TerminalQuery};
 use crate::viewer::{
     AskForHelp, ControlEvents, EventsQuery, HandoffStatus, HandoffWait, ViewerConfig, ViewersStatus,
@@ -335,6 +336,28 @@ pub const ACCESSIBILITY_ACT: Call<NodeAction, NodeActed> = Call::post(
     "Click a node or set its value, found by id or by role and name: the app's own action, else the pointer and keyboard at its rectangle",
 );
 
+/// `POST /v1/recordings`.
+pub const RECORD: Call<RecordingStart, Recording> = Call::post(
+    "/v1/recordings",
+    "recordings",
+    "Start recording a screen to a video (H.264 in fragmented MP4) kept in the box",
+);
+
+/// `POST /v1/recordings/stop`.
+pub const STOP_RECORDING: Call<RecordingStop, Recording> = Call::post(
+    "/v1/recordings/stop",
+    "recordings",
+    "Stop a screen's running recording; answers it once its file is complete",
+);
+
+/// `GET /v1/recordings`.
+pub const RECORDINGS: Call<(), Page<Recording>> = Call::get(
+    "/v1/recordings",
+    "recordings",
+    "The box's recordings, oldest first: file, screen, state, started_at, ended_at and bytes",
+)
+.watches();
+
 /// Every route of the guest.
 pub static GUEST_ROUTES: &[GuestRoute] = &[
     HEALTH.route,
@@ -501,6 +524,19 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     SET_CLIPBOARD.route,
     ACCESSIBILITY.route,
     ACCESSIBILITY_ACT.route,
+    RECORD.route,
+    STOP_RECORDING.route,
+    RECORDINGS.route,
+    get(
+        "/v1/recordings/{file}",
+        Op::bytes("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
+    )
+    .watches()
+    .stream(),
+    delete(
+        "/v1/recordings/{file}",
+        Op::empty("recordings", "Remove a recording that is not running, and its file"),
+    ),
 ];
 
 #[cfg(test)]
