@@ -7,6 +7,7 @@
 //! ([`browser`], [`cdp`]). It also serves the Chromium bridge ([`bridge`]) on
 //! its own port, for DevTools clients outside the box.
 
+pub mod a11y;
 pub mod api;
 pub mod bridge;
 pub mod browser;
@@ -70,15 +71,15 @@ pub const CAPABILITIES: &[&str] = &[
     "recordings",
 ];
 
-/// What this guest can do on `profile`: [`CAPABILITIES`], and how input is
+/// What this guest can do on `profile`: [`CAPABILITIES`], how input is
 /// made (`input.xtest` on X11, `input.virtual` for Wayland's virtual pointer
-/// and keyboard).
+/// and keyboard), and on X11 the accessibility tree (`accessibility`).
 pub fn capabilities(profile: holm_proto::guest::Profile) -> Vec<String> {
-    let input = match profile {
-        holm_proto::guest::Profile::X11 => "input.xtest",
-        holm_proto::guest::Profile::Wayland => "input.virtual",
+    let own: &[&str] = match profile {
+        holm_proto::guest::Profile::X11 => &["input.xtest", "accessibility"],
+        holm_proto::guest::Profile::Wayland => &["input.virtual"],
     };
-    CAPABILITIES.iter().copied().chain([input]).map(str::to_owned).collect()
+    CAPABILITIES.iter().chain(own).map(|c| (*c).to_owned()).collect()
 }
 
 /// Runs the guest until SIGTERM or SIGINT: supervises the desktop and serves
@@ -100,7 +101,8 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     supervisor::clear_stale_locks(&config);
     supervisor::prepare_desktop(&config);
-    let (desktop, specs) = desktop(&config)?;
+    let (desktop, mut specs) = desktop(&config)?;
+    specs.push(a11y::bus::spec(&config));
     let specs = supervisor::as_user(specs, config.desktop_user.as_ref());
     let supervisor = supervisor::Supervisor::start(specs, screens);
     let processes = exec::Processes::new(exec::BaseEnv::new(&config));
@@ -113,6 +115,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         novnc_dir: config.novnc_dir.clone(),
         view_source: view_source(config.profile),
     });
+    let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
     let recorder = record::Recorder::new(
         config.recordings_dir(),
         config.recording_limits,
@@ -131,6 +134,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         bridge: Arc::clone(&bridge),
         browser: Arc::clone(&browser),
         viewers: Arc::clone(&viewers),
+        a11y,
         encoded: Arc::default(),
     };
     let app = api::app(state);

@@ -263,6 +263,7 @@ impl Supervisor {
                     config.devtools_port(screen),
                     home,
                     config.chromium_sandbox,
+                    crate::a11y::bus::socket(config),
                 );
                 let build = spec.command;
                 let d = display.clone();
@@ -723,6 +724,7 @@ pub fn chromium(
     port: u16,
     home: PathBuf,
     sandbox: bool,
+    bus: PathBuf,
 ) -> ComponentSpec {
     ComponentSpec {
         name: "chromium",
@@ -736,8 +738,14 @@ pub fn chromium(
             for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
                 let _ = std::fs::remove_file(profile.join(name));
             }
+            // With the session bus and accessibility on, Chromium gives
+            // its tree (its window and the page's) to AT-SPI.
+            crate::a11y::bus::wait(&bus);
             let mut cmd = Command::new(&bin);
             cmd.env("HOME", &home)
+                .env("DBUS_SESSION_BUS_ADDRESS", crate::a11y::bus::address(&bus))
+                .env("ACCESSIBILITY_ENABLED", "1")
+                .arg("--force-renderer-accessibility")
                 .arg(format!("--user-data-dir={}", profile.display()))
                 .arg("--remote-debugging-address=127.0.0.1")
                 .arg(format!("--remote-debugging-port={port}"))

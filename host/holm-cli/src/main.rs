@@ -7,6 +7,7 @@
 //! `holm bench` runs the separate `holm-bench` program ([`bench`]), so this
 //! client links no server code.
 
+mod accessibility;
 mod agent;
 mod bench;
 mod browser;

@@ -7,6 +7,7 @@
 //!   against a box's guest ([`BoxClient::guest`]), because holmd forwards its
 //!   box routes to the guest path for path.
 
+mod accessibility;
 mod agent;
 mod boxes;
 mod browser;

@@ -19,6 +19,7 @@
 //! tool results in [`errors`]; the live screen for MCP Apps hosts in
 //! [`live`].
 
+pub mod accessibility;
 pub mod args;
 pub mod desk;
 pub mod errors;

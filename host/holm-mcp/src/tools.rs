@@ -77,6 +77,10 @@ pub enum Name {
     GetClipboard,
     /// `set_clipboard`
     SetClipboard,
+    /// `accessibility_tree`
+    AccessibilityTree,
+    /// `accessibility_act`
+    AccessibilityAct,
     /// `start_recording`
     StartRecording,
     /// `stop_recording`
@@ -113,6 +117,8 @@ pub const ALL: &[Name] = &[
     Name::Window,
     Name::GetClipboard,
     Name::SetClipboard,
+    Name::AccessibilityTree,
+    Name::AccessibilityAct,
     Name::StartRecording,
     Name::StopRecording,
     Name::ListRecordings,
@@ -148,6 +154,8 @@ impl Name {
             Self::Window => "window",
             Self::GetClipboard => "get_clipboard",
             Self::SetClipboard => "set_clipboard",
+            Self::AccessibilityTree => "accessibility_tree",
+            Self::AccessibilityAct => "accessibility_act",
             Self::StartRecording => "start_recording",
             Self::StopRecording => "stop_recording",
             Self::ListRecordings => "list_recordings",
@@ -431,6 +439,7 @@ pub fn tool(name: Name) -> Tool {
         Name::ListWindows | Name::Window | Name::GetClipboard | Name::SetClipboard => {
             crate::desk::tool(name)
         }
+        Name::AccessibilityTree | Name::AccessibilityAct => crate::accessibility::tool(name),
         Name::StartRecording | Name::StopRecording | Name::ListRecordings => {
             crate::record::tool(name)
         }
@@ -589,6 +598,8 @@ mod tests {
                 "window",
                 "get_clipboard",
                 "set_clipboard",
+                "accessibility_tree",
+                "accessibility_act",
                 "start_recording",
                 "stop_recording",
                 "list_recordings"

@@ -35,6 +35,7 @@ macro_rules! wire_names {
     };
 }
 
+pub mod accessibility;
 pub mod agent;
 pub mod contract;
 pub mod desk;

@@ -8,6 +8,7 @@
 //! here. Every response carries
 //! `x-request-id`, and every error has the one shape of [`holm_proto::error`].
 
+mod accessibility;
 pub mod agent;
 mod browser;
 mod commands;
@@ -62,6 +63,8 @@ pub struct AppState {
     pub browser: Arc<crate::browser::Browser>,
     /// The viewers and the handoff between agent and person.
     pub viewers: Arc<crate::viewer::Viewers>,
+    /// The client of the accessibility bus.
+    pub a11y: Arc<crate::a11y::A11y>,
     /// The screens' recordings.
     pub recorder: Arc<crate::record::Recorder>,
     /// Each screen's last encoded screenshot.
@@ -158,6 +161,7 @@ fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
         .on(Get, "/v1/terminal", terminal::open)
         .merge(viewers::routes())
         .merge(desk::routes())
+        .merge(accessibility::routes())
         .merge(recordings::routes())
 }
 

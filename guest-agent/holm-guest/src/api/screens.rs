@@ -93,7 +93,7 @@ fn x_error(server: &str, screen: u8, e: DisplayError, performed: Option<usize>) 
 }
 
 /// Parses `{screen}` and waits briefly for its X server.
-async fn ready(state: &AppState, raw: &str) -> Result<u8, Error> {
+pub(super) async fn ready(state: &AppState, raw: &str) -> Result<u8, Error> {
     let count = state.desktop.len();
     let index = raw.parse::<u8>().ok().filter(|i| usize::from(*i) < count);
     let Some(index) = index else {

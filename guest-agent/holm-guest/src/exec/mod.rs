@@ -89,6 +89,7 @@ impl BaseEnv {
             ("SHELL".to_owned(), "/bin/bash".to_owned()),
         ];
         vars.extend(desktop_env(config));
+        vars.extend(crate::a11y::bus::env(config));
         if let Some(tz) = from_guest("TZ") {
             vars.push(("TZ".to_owned(), tz));
         }

@@ -170,6 +170,7 @@ pub fn specs(
                 config.devtools_port(i),
                 config.home.clone(),
                 config.chromium_sandbox,
+                crate::a11y::bus::socket(config),
             );
             let env = client_env(paths);
             let build = spec.command;

@@ -221,6 +221,9 @@ enum Command {
     Window(crate::desk::WindowArgs),
     /// Get or set a box's clipboard: text, a PNG image, or both.
     Clipboard(crate::desk::ClipboardArgs),
+    /// The accessibility tree of a box's focused window (--all: the screen);
+    /// click a node or set its value.
+    Accessibility(crate::accessibility::AccessibilityArgs),
     /// Start or stop recording a screen of a box to a video (MP4).
     Record(crate::record::RecordArgs),
     /// A box's recordings: list them, fetch a file, remove one.
@@ -456,6 +459,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Windows(a) => crate::desk::windows(&client, a, json).await,
         Command::Window(a) => crate::desk::window(&client, a, json).await,
         Command::Clipboard(a) => crate::desk::clipboard(&client, a, json).await,
+        Command::Accessibility(a) => crate::accessibility::run(&client, a, json).await,
         Command::Record(a) => crate::record::record(&client, a, json).await,
         Command::Recording(c) => crate::record::recording(&client, c, json).await,
         Command::Runtime(cmd) => runtime(&client, cmd, json).await,

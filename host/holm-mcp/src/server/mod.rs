@@ -180,6 +180,8 @@ impl HolmMcp {
             }
             Name::GetClipboard => self.get_clipboard(args::parse(arguments)?).await,
             Name::SetClipboard => self.set_clipboard(args::parse(arguments)?).await,
+            Name::AccessibilityTree => self.accessibility_tree(args::parse(arguments)?).await,
+            Name::AccessibilityAct => self.accessibility_act(args::parse(arguments)?).await,
             Name::StartRecording => self.start_recording(args::parse(arguments)?).await,
             Name::StopRecording => self.stop_recording(args::parse(arguments)?).await,
             Name::ListRecordings => self.list_recordings(args::parse(arguments)?).await,

@@ -5,6 +5,7 @@
 //! each side fails when a route is missing.
 
 use super::{Call, Method, Op};
+use crate::accessibility::{NodeActed, NodeAction, Tree, TreeQuery};
 use crate::agent::{AgentRequest, AgentToken};
 use crate::desk::{Clipboard, ClipboardSet, Window, WindowActed, WindowAction};
 use crate::guest::{
@@ -319,6 +320,22 @@ pub const SET_CLIPBOARD: Call<ClipboardSet, Clipboard> = Call::put(
     "Put text, a PNG image (base64), or both on the clipboard; the guest owns it until an app copies",
 );
 
+/// `GET /v1/accessibility`.
+pub const ACCESSIBILITY: Call<(), Tree> = Call::get(
+    "/v1/accessibility",
+    "accessibility",
+    "The accessibility tree (AT-SPI) of the focused window or of the whole screen: role, name, value, states and screen rectangle of each node, bounded in depth and count",
+)
+.query::<TreeQuery>()
+.watches();
+
+/// `POST /v1/accessibility/act`.
+pub const ACCESSIBILITY_ACT: Call<NodeAction, NodeActed> = Call::post(
+    "/v1/accessibility/act",
+    "accessibility",
+    "Click a node or set its value, found by id or by role and name: the app's own action, else the pointer and keyboard at its rectangle",
+);
+
 /// `POST /v1/recordings`.
 pub const RECORD: Call<RecordingStart, Recording> = Call::post(
     "/v1/recordings",
@@ -505,6 +522,8 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     WINDOW.route,
     CLIPBOARD.route,
     SET_CLIPBOARD.route,
+    ACCESSIBILITY.route,
+    ACCESSIBILITY_ACT.route,
     RECORD.route,
     STOP_RECORDING.route,
     RECORDINGS.route,
