@@ -14,7 +14,8 @@
 //! drops the oldest.
 
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
-use holm_proto::timeline::{DatasetLine, Step, StepKind};
+use holm_proto::recording::RecordingStart;
+use holm_proto::timeline::{DatasetLine, ExportFormat, Step, StepKind};
 use holm_testkit::TestServer;
 use holm_testkit::matrix::Target;
 use serde_json::{Value, json};
@@ -234,5 +235,32 @@ async fn a_timeline_keeps_what_was_done_to_a_box(target: Target) {
     let gone = &now[1].screenshot.as_ref().unwrap().id;
     let e = server.client.timeline_screenshot(&id, gone).await.unwrap_err();
     assert_eq!(e.api().map(|e| e.code), Some(holm_proto::ErrorCode::NotFound));
+    recorded(&server, &id).await;
     server.client.remove_box(&id).await.expect("remove the box");
+}
+
+/// A step made while its screen is recorded says where it falls in the
+/// recording; a step from before it falls in none.
+async fn recorded(server: &TestServer, id: &str) {
+    let b = server.client.boxed(id);
+    let rec = b.start_recording(&RecordingStart::default()).await.expect("start a recording");
+    let click = json!({"actions": [{"type": "click", "x": 30, "y": 30}]});
+    let input = format!("/v1/boxes/{id}/screens/0/input");
+    assert_eq!(json_body(server, &input, "tl-rec-click", click).await, 200);
+    let now = server.client.whole_timeline(id).await.unwrap();
+    let step = |rid: &str| now.iter().find(|s| s.request_id == rid).expect("the step").clone();
+    let at = step("tl-rec-click").recording.expect("the click falls in the recording");
+    assert_eq!(at.screen, 0);
+    assert!((0.0..600.0).contains(&at.seconds), "{at:?} in {rec:?}");
+    assert_eq!(step("tl-click").recording, None, "the first click came before it");
+    let jsonl = server.client.export_timeline(id, ExportFormat::Jsonl).await.unwrap();
+    let lines: Vec<DatasetLine> = String::from_utf8_lossy(&jsonl)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a dataset line"))
+        .collect();
+    let line = lines.iter().find(|l| l.request_id == "tl-rec-click").expect("the click's line");
+    assert_eq!(line.recording.as_ref().map(|r| r.screen), Some(0), "{line:?}");
+    let html = server.client.export_timeline(id, ExportFormat::Html).await.unwrap();
+    assert!(String::from_utf8_lossy(&html).contains("recording of screen 0 at"));
+    b.stop_recording(0).await.expect("stop the recording");
 }

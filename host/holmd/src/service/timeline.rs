@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use holm_proto::guest::Page;
-use holm_proto::host::Trace;
+use holm_proto::host::{BoxState, Trace};
 use holm_proto::timeline::{ExportFormat, Step, StepAction, StepScreenshot};
 use holm_proto::{ApiError, ErrorCode};
 
@@ -197,12 +197,44 @@ pub struct Export {
     pub body: String,
 }
 
+/// Where each recording ran, for the steps' places in them.
+fn recorded(listed: Vec<holm_proto::recording::Recording>) -> Vec<Recorded> {
+    listed
+        .into_iter()
+        .map(|r| Recorded { screen: r.screen, started_at: r.started_at, ended_at: r.ended_at })
+        .collect()
+}
+
+/// How long an export waits for a running box's list of recordings.
+const RECORDINGS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Service {
-    /// The box's recordings, for each step's place in them. Recordings are
-    /// not in this build: connecting them is answering the guest's list of
-    /// recordings here (screen, started_at, ended_at).
-    async fn recordings(&self, _id: &str) -> Vec<Recorded> {
-        Vec::new()
+    /// The box's recordings, for each step's place in them: the guest's
+    /// listing while the box runs, what the server kept once it is removed,
+    /// none otherwise (a stopped box's guest is not there to ask). The
+    /// export never fails for want of them.
+    async fn recordings(&self, id: &str) -> Vec<Recorded> {
+        let Ok(entry) = self.get(id) else {
+            return recorded(self.kept_recordings(id).unwrap_or_default());
+        };
+        let record = entry.record();
+        let listed = match (&record.state, record.guest.as_ref()) {
+            (BoxState::Running, Some(guest)) => {
+                let client = holm_client::BoxClient::at(guest, &record.secret);
+                let ask = tokio::time::timeout(RECORDINGS_WAIT, client.recordings()).await;
+                match ask {
+                    Ok(Ok(listed)) => listed,
+                    Ok(Err(e)) => {
+                        tracing::debug!(box_id = id, error = %e, "no recordings for the timeline");
+                        Vec::new()
+                    }
+                    Err(_) => Vec::new(),
+                }
+            }
+            (BoxState::Removed, _) => self.kept_recordings(id).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        recorded(listed)
     }
 
     /// A box's whole timeline written out as `format`.
