@@ -8,7 +8,7 @@ use std::process::Command;
 
 use holm_testkit::{Profile, container_exists, e2e_enabled, ensure_image, ensure_image_of};
 
-const ROWS: [&str; 18] = [
+const ROWS: [&str; 23] = [
     "screenshot_png_vs_import",
     "screenshot_png_vs_xwd_convert",
     "screenshot_jpeg_vs_import",
@@ -27,6 +27,11 @@ const ROWS: [&str; 18] = [
     "busy_screenshot_png_vs_xwd_convert",
     "busy_screenshot_jpeg_vs_xwd_convert",
     "busy_screenshot_webp_vs_xwd_convert",
+    "settle_quiet_10ms_vs_fixed_wait",
+    "settle_quiet_25ms_vs_fixed_wait",
+    "settle_quiet_50ms_vs_fixed_wait",
+    "settle_quiet_100ms_vs_fixed_wait",
+    "settle_quiet_200ms_vs_fixed_wait",
 ];
 
 const STAGES: [&str; 8] =
@@ -156,7 +161,10 @@ fn check_rows(rows: &serde_json::Value, want: &[&str], counts: &serde_json::Valu
     for r in rows {
         let id = r["id"].as_str().unwrap();
         let kind = id.trim_start_matches("wayland_").trim_start_matches("busy_");
-        let expected = if kind.starts_with("screenshot") {
+        let expected = if kind.starts_with("settle_quiet") {
+            // Each count is a click there and one back.
+            counts["quiet"].as_u64().map(|q| 2 * q)
+        } else if kind.starts_with("screenshot") {
             counts["screenshots"].as_u64()
         } else if kind.starts_with("click") {
             counts["clicks"].as_u64()
@@ -173,6 +181,14 @@ fn check_rows(rows: &serde_json::Value, want: &[&str], counts: &serde_json::Valu
         assert_eq!(n(&r["baseline"]), expected, "{id}: {r}");
         assert!(r["holm"]["p50_ms"].as_f64().is_some(), "{id}: {r}");
         assert!(r["ratio"].as_f64().is_some(), "{id}: {r}");
+        if kind.starts_with("settle_quiet") {
+            // How many settled screens were final: counted, never more
+            // than were taken.
+            for side in ["holm", "baseline"] {
+                let fresh = r[side]["exact"].as_u64().expect("counted");
+                assert!(fresh <= expected, "{id}: {r}");
+            }
+        }
         if kind.starts_with("type") {
             // holm types exactly: a correctness property, not a time.
             assert_eq!(r["holm"]["exact"].as_u64(), Some(expected), "{id}: {r}");
