@@ -41,7 +41,8 @@ pub struct Side {
     /// Its times.
     #[serde(flatten)]
     pub summary: Summary,
-    /// For typing: how many runs produced exactly the text.
+    /// Typing: runs that produced exactly the text. The quiet window: settled
+    /// screenshots that were still the screen a second later.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact: Option<usize>,
 }
