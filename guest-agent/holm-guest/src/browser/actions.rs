@@ -313,13 +313,14 @@ pub(super) fn check_exception(r: &Value) -> Result<(), ApiError> {
 /// The URL and title, once the frame after the one being made now has
 /// begun: the first `requestAnimationFrame` runs before the next paint, the
 /// second once that paint is done. A tab that is not shown paints nothing
-/// (answered at once), and a page too busy to paint is waited for 1 s at
-/// most.
+/// (answered at once), and a page too busy to paint is waited for 3 s at
+/// most. (1 s was too short: with every CPU busy, a new page's first two
+/// frames took longer, and a screenshot right after showed the old page.)
 pub(super) const AFTER_A_FRAME: &str = "new Promise((resolve) => { \
     const done = () => resolve({url: location.href, title: document.title}); \
     if (document.visibilityState !== 'visible') { done(); return; } \
     requestAnimationFrame(() => requestAnimationFrame(done)); \
-    setTimeout(done, 1000); })";
+    setTimeout(done, 3000); })";
 
 pub(super) async fn evaluate_value(
     page: &Cdp,
