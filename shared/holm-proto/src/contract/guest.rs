@@ -529,7 +529,7 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     RECORDINGS.route,
     get(
         "/v1/recordings/{file}",
-        Op::bytes("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
+        Op::video("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
     )
     .watches()
     .stream(),

@@ -61,6 +61,8 @@ pub enum Answer {
     JsonOrNdjson(SchemaFn, SchemaFn),
     /// Raw bytes.
     Bytes,
+    /// A video (`video/mp4`).
+    Video,
     /// An HTML page, or NDJSON lines of a type, as the query asks.
     HtmlOrNdjson(SchemaFn),
     /// Nothing (204).
@@ -129,6 +131,11 @@ impl Op {
     /// A route that answers raw bytes.
     pub const fn bytes(tag: &'static str, summary: &'static str) -> Self {
         Self::new(tag, summary, Answer::Bytes)
+    }
+
+    /// A route that answers a video (`video/mp4`).
+    pub const fn video(tag: &'static str, summary: &'static str) -> Self {
+        Self::new(tag, summary, Answer::Video)
     }
 
     /// A route that answers an HTML page, or NDJSON lines of `T`.
@@ -457,6 +464,7 @@ fn answer_content(answer: Answer, g: &mut SchemaGenerator) -> Option<Value> {
             "application/x-ndjson": {"schema": t(g).to_value()},
         }),
         Answer::Bytes => json!({"application/octet-stream": {}}),
+        Answer::Video => json!({"video/mp4": {}}),
         Answer::HtmlOrNdjson(f) => json!({
             "text/html": {"schema": {"type": "string"}},
             "application/x-ndjson": {"schema": f(g).to_value()},
