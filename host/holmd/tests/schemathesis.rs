@@ -96,7 +96,10 @@ async fn schemathesis_finds_no_server_error_and_no_answer_off_the_document() {
             (s.parse::<u32>().unwrap(), t.trim_end_matches(" total").parse::<u32>().unwrap())
         });
     let (selected, total) = selected.unwrap_or_else(|| panic!("no count of operations:\n{said}"));
-    assert!(total >= 60 && selected + 12 >= total, "{selected} of {total} operations:\n{said}");
+    // Left out: the six the options exclude, and the few schemathesis
+    // itself does not select (the terminal's WebSocket among them); 73 of
+    // 86 when recordings, the timeline and the accessibility tree came in.
+    assert!(total >= 80 && selected + 14 >= total, "{selected} of {total} operations:\n{said}");
     let generated = said
         .lines()
         .find_map(|l| l.trim().strip_suffix(" passed")?.split_once(" generated, "))
