@@ -161,6 +161,18 @@ pub(crate) async fn vary(b: &BoxClient, i: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One act-then-see call on screen 0: its time, once the screenshot it
+/// answered is checked to be one.
+pub(crate) async fn act_and_see(b: &BoxClient, r: &InputRequest) -> anyhow::Result<Duration> {
+    let t = Instant::now();
+    let s = b.act_and_see(0, r).await?;
+    let d = t.elapsed();
+    if s.bytes.len() < 1000 {
+        bail!("a screenshot of {} bytes", s.bytes.len());
+    }
+    Ok(d)
+}
+
 pub(crate) fn click_action(x: i32, y: i32) -> Action {
     Action::Click { x: Some(x), y: Some(y), button: Button::Left, count: 1, modifiers: vec![] }
 }
@@ -515,12 +527,7 @@ pub async fn run(
         };
         let see = |r: InputRequest| async move {
             vary(guest, i).await?;
-            let t = Instant::now();
-            let s = through.act_and_see(0, &r).await?;
-            if s.bytes.len() < 1000 {
-                bail!("a screenshot of {} bytes", s.bytes.len());
-            }
-            anyhow::Ok(t.elapsed())
+            act_and_see(through, &r).await
         };
         let (h, hs, b) = if holm_first(i) {
             let h = see(plain).await?;

@@ -13,7 +13,8 @@ use holm_proto::guest::{InputRequest, ProcessStart, Settle};
 
 use super::exec::Exec;
 use super::latency::{
-    Counts, PNG, Pair, Row, TYPED, Text, Typed, click, click_action, holm_first, shot, texts,
+    Counts, PNG, Pair, Row, TYPED, Text, Typed, act_and_see, click, click_action, holm_first, shot,
+    texts,
 };
 
 /// The node of sway's tree whose `app_id` is `name`, once its window is
@@ -223,14 +224,7 @@ pub async fn run(
             exec.screenshot(&grim).await?;
             anyhow::Ok(t.elapsed())
         };
-        let see = |r: InputRequest| async move {
-            let t = Instant::now();
-            let s = through.act_and_see(0, &r).await?;
-            if s.bytes.len() < 1000 {
-                bail!("a screenshot of {} bytes", s.bytes.len());
-            }
-            anyhow::Ok(t.elapsed())
-        };
+        let see = |r: InputRequest| async move { act_and_see(through, &r).await };
         let (h, hs, b) = if holm_first(i) {
             let h = see(plain).await?;
             let hs = see(settling).await?;
