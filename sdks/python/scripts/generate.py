@@ -338,7 +338,8 @@ def routes_module(doc: Dict[str, Any]) -> str:
         for method, op in sorted(item.items()):
             if method == "parameters":
                 continue
-            name = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", op["operationId"])).strip("_").upper()
+            # Named by method and path: GET /v1/boxes/{id} is GET_V1_BOXES_ID.
+            name = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", f"{method}_{path}")).strip("_").upper()
             query = sorted(p["name"] for p in op.get("parameters", []) if p["in"] == "query")
             summary = op.get("summary", "")
             out.append(f"{name} = Route(")

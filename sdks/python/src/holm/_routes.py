@@ -18,523 +18,523 @@ class Route(NamedTuple):
     summary: str
 
 
-GET_APPS = Route(
+GET_V1_APPS = Route(
     "GET",
     "/v1/apps",
     frozenset([]),
     "The app catalogue",
 )
-GET_BOXES = Route(
+GET_V1_BOXES = Route(
     "GET",
     "/v1/boxes",
     frozenset(["all", "cursor", "limit", "state"]),
     "The boxes, a page at a time",
 )
-POST_BOXES = Route(
+POST_V1_BOXES = Route(
     "POST",
     "/v1/boxes",
     frozenset(["timeout_secs", "wait_for"]),
     "Create a box; with wait_for=running, answer once it runs. With an Idempotency-Key, the same key and body answer the first box again (Idempotency-Replayed: true, \"replayed\": true) for 24 hours; another body with the key is refused (422)",
 )
-DELETE_BOXES_ID = Route(
+DELETE_V1_BOXES_ID = Route(
     "DELETE",
     "/v1/boxes/{id}",
     frozenset([]),
     "Remove a box",
 )
-GET_BOXES_ID = Route(
+GET_V1_BOXES_ID = Route(
     "GET",
     "/v1/boxes/{id}",
     frozenset(["timeout_secs", "wait_for"]),
     "One box; with wait_for, answer once it is in that state",
 )
-GET_BOXES_ID_ACCESSIBILITY = Route(
+GET_V1_BOXES_ID_ACCESSIBILITY = Route(
     "GET",
     "/v1/boxes/{id}/accessibility",
     frozenset(["all", "depth", "max_nodes", "screen"]),
     "The accessibility tree (AT-SPI) of the focused window or of the whole screen: role, name, value, states and screen rectangle of each node, bounded in depth and count",
 )
-POST_BOXES_ID_ACCESSIBILITY_ACT = Route(
+POST_V1_BOXES_ID_ACCESSIBILITY_ACT = Route(
     "POST",
     "/v1/boxes/{id}/accessibility/act",
     frozenset([]),
     "Click a node or set its value, found by id or by role and name: the app's own action, else the pointer and keyboard at its rectangle",
 )
-DELETE_BOXES_ID_AGENT = Route(
+DELETE_V1_BOXES_ID_AGENT = Route(
     "DELETE",
     "/v1/boxes/{id}/agent",
     frozenset([]),
     "Revoke every agent credential of the box: its guest refuses them from now on",
 )
-POST_BOXES_ID_AGENT = Route(
+POST_V1_BOXES_ID_AGENT = Route(
     "POST",
     "/v1/boxes/{id}/agent",
     frozenset([]),
     "How to reach the box's guest API straight from the server's host: its URL, and an Authorization header with a new credential that opens only this box's guest, is not the box secret, cannot manage credentials, and expires after ttl_secs (default 300, at most 3600). The one response that carries a secret, with the bridge's",
 )
-POST_BOXES_ID_BRIDGE = Route(
+POST_V1_BOXES_ID_BRIDGE = Route(
     "POST",
     "/v1/boxes/{id}/bridge",
     frozenset([]),
     "How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, the Authorization header with the bridge's own secret, and a ticket URL that opens one connection without headers before expires_at",
 )
-POST_BOXES_ID_BROWSER_CLICK = Route(
+POST_V1_BOXES_ID_BROWSER_CLICK = Route(
     "POST",
     "/v1/boxes/{id}/browser/click",
     frozenset([]),
     "Click the first visible element that matches a CSS selector, with real mouse events",
 )
-POST_BOXES_ID_BROWSER_EVALUATE = Route(
+POST_V1_BOXES_ID_BROWSER_EVALUATE = Route(
     "POST",
     "/v1/boxes/{id}/browser/evaluate",
     frozenset([]),
     "Evaluate a JavaScript expression; an exception is a page_error",
 )
-POST_BOXES_ID_BROWSER_FILL = Route(
+POST_V1_BOXES_ID_BROWSER_FILL = Route(
     "POST",
     "/v1/boxes/{id}/browser/fill",
     frozenset([]),
     "Set a field's value at once, firing input and change",
 )
-GET_BOXES_ID_BROWSER_HTML = Route(
+GET_V1_BOXES_ID_BROWSER_HTML = Route(
     "GET",
     "/v1/boxes/{id}/browser/html",
     frozenset(["tab"]),
     "The HTML of a tab",
 )
-POST_BOXES_ID_BROWSER_NAVIGATE = Route(
+POST_V1_BOXES_ID_BROWSER_NAVIGATE = Route(
     "POST",
     "/v1/boxes/{id}/browser/navigate",
     frozenset([]),
     "Load a URL and wait for load, DOMContentLoaded or commit",
 )
-POST_BOXES_ID_BROWSER_PRESS = Route(
+POST_V1_BOXES_ID_BROWSER_PRESS = Route(
     "POST",
     "/v1/boxes/{id}/browser/press",
     frozenset([]),
     "Press a key or chord such as Enter or Control+a",
 )
-GET_BOXES_ID_BROWSER_SCREENSHOT = Route(
+GET_V1_BOXES_ID_BROWSER_SCREENSHOT = Route(
     "GET",
     "/v1/boxes/{id}/browser/screenshot",
     frozenset(["format", "full_page", "quality", "tab"]),
     "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height",
 )
-GET_BOXES_ID_BROWSER_STATE = Route(
+GET_V1_BOXES_ID_BROWSER_STATE = Route(
     "GET",
     "/v1/boxes/{id}/browser/state",
     frozenset([]),
     "save_state: the cookies and the local and session storage of every origin open in a tab",
 )
-POST_BOXES_ID_BROWSER_STATE = Route(
+POST_V1_BOXES_ID_BROWSER_STATE = Route(
     "POST",
     "/v1/boxes/{id}/browser/state",
     frozenset([]),
     "load_state: put cookies and storage (from any box) into this box's browser",
 )
-GET_BOXES_ID_BROWSER_TABS = Route(
+GET_V1_BOXES_ID_BROWSER_TABS = Route(
     "GET",
     "/v1/boxes/{id}/browser/tabs",
     frozenset([]),
     "The browser's tabs",
 )
-POST_BOXES_ID_BROWSER_TABS = Route(
+POST_V1_BOXES_ID_BROWSER_TABS = Route(
     "POST",
     "/v1/boxes/{id}/browser/tabs",
     frozenset([]),
     "Open a tab, make it current, and wait for its page to load",
 )
-DELETE_BOXES_ID_BROWSER_TABS_TAB = Route(
+DELETE_V1_BOXES_ID_BROWSER_TABS_TAB = Route(
     "DELETE",
     "/v1/boxes/{id}/browser/tabs/{tab}",
     frozenset([]),
     "Close a tab",
 )
-POST_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE = Route(
+POST_V1_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE = Route(
     "POST",
     "/v1/boxes/{id}/browser/tabs/{tab}/activate",
     frozenset([]),
     "Bring a tab to the front and make it current",
 )
-GET_BOXES_ID_BROWSER_TEXT = Route(
+GET_V1_BOXES_ID_BROWSER_TEXT = Route(
     "GET",
     "/v1/boxes/{id}/browser/text",
     frozenset(["tab"]),
     "The text a person sees in a tab",
 )
-POST_BOXES_ID_BROWSER_TYPE = Route(
+POST_V1_BOXES_ID_BROWSER_TYPE = Route(
     "POST",
     "/v1/boxes/{id}/browser/type",
     frozenset([]),
     "Type text as key presses, into the element that matches or where the focus is",
 )
-POST_BOXES_ID_BROWSER_WAIT = Route(
+POST_V1_BOXES_ID_BROWSER_WAIT = Route(
     "POST",
     "/v1/boxes/{id}/browser/wait",
     frozenset([]),
     "Wait (bounded) until an element is visible, attached, hidden or detached",
 )
-GET_BOXES_ID_CLIPBOARD = Route(
+GET_V1_BOXES_ID_CLIPBOARD = Route(
     "GET",
     "/v1/boxes/{id}/clipboard",
     frozenset([]),
     "The clipboard's types, its text and its PNG image (base64), as the apps see it",
 )
-PUT_BOXES_ID_CLIPBOARD = Route(
+PUT_V1_BOXES_ID_CLIPBOARD = Route(
     "PUT",
     "/v1/boxes/{id}/clipboard",
     frozenset([]),
     "Put text, a PNG image (base64), or both on the clipboard; the guest owns it until an app copies",
 )
-POST_BOXES_ID_COMMANDS_RUN = Route(
+POST_V1_BOXES_ID_COMMANDS_RUN = Route(
     "POST",
     "/v1/boxes/{id}/commands/run",
     frozenset([]),
     "Run a command and wait for it",
 )
-POST_BOXES_ID_COMMANDS_STREAM = Route(
+POST_V1_BOXES_ID_COMMANDS_STREAM = Route(
     "POST",
     "/v1/boxes/{id}/commands/stream",
     frozenset([]),
     "Run a command and stream its events",
 )
-POST_BOXES_ID_EXTEND = Route(
+POST_V1_BOXES_ID_EXTEND = Route(
     "POST",
     "/v1/boxes/{id}/extend",
     frozenset([]),
     "Move the end of a box's lifetime later, up to its runtime's maximum",
 )
-GET_BOXES_ID_FILES_CONTENT = Route(
+GET_V1_BOXES_ID_FILES_CONTENT = Route(
     "GET",
     "/v1/boxes/{id}/files/content",
     frozenset(["path"]),
     "Read a file",
 )
-PUT_BOXES_ID_FILES_CONTENT = Route(
+PUT_V1_BOXES_ID_FILES_CONTENT = Route(
     "PUT",
     "/v1/boxes/{id}/files/content",
     frozenset(["mode", "path"]),
     "Write a file atomically, making parents",
 )
-GET_BOXES_ID_FILES_LIST = Route(
+GET_V1_BOXES_ID_FILES_LIST = Route(
     "GET",
     "/v1/boxes/{id}/files/list",
     frozenset(["cursor", "depth", "limit", "path"]),
     "List a directory",
 )
-POST_BOXES_ID_FILES_MKDIR = Route(
+POST_V1_BOXES_ID_FILES_MKDIR = Route(
     "POST",
     "/v1/boxes/{id}/files/mkdir",
     frozenset([]),
     "Make a directory",
 )
-POST_BOXES_ID_FILES_REMOVE = Route(
+POST_V1_BOXES_ID_FILES_REMOVE = Route(
     "POST",
     "/v1/boxes/{id}/files/remove",
     frozenset([]),
     "Remove a path",
 )
-POST_BOXES_ID_FILES_RENAME = Route(
+POST_V1_BOXES_ID_FILES_RENAME = Route(
     "POST",
     "/v1/boxes/{id}/files/rename",
     frozenset([]),
     "Rename a path",
 )
-GET_BOXES_ID_FILES_STAT = Route(
+GET_V1_BOXES_ID_FILES_STAT = Route(
     "GET",
     "/v1/boxes/{id}/files/stat",
     frozenset(["path"]),
     "Describe a path",
 )
-POST_BOXES_ID_FORK = Route(
+POST_V1_BOXES_ID_FORK = Route(
     "POST",
     "/v1/boxes/{id}/fork",
     frozenset(["timeout_secs", "wait_for"]),
     "A new box with a copy of this box's files, on the same runtime; takes an Idempotency-Key",
 )
-GET_BOXES_ID_HANDOFF = Route(
+GET_V1_BOXES_ID_HANDOFF = Route(
     "GET",
     "/v1/boxes/{id}/handoff",
     frozenset(["timeout_secs", "wait_for"]),
     "The handoff between agent and person; with wait_for=handed_back, answer once the person hands back (or at timeout_secs, at most 900, as it is then)",
 )
-POST_BOXES_ID_HANDOFF = Route(
+POST_V1_BOXES_ID_HANDOFF = Route(
     "POST",
     "/v1/boxes/{id}/handoff",
     frozenset([]),
     "Ask a person for help: answers a takeover URL whose page shows the reason; the agent's input is refused while the person is in control",
 )
-GET_BOXES_ID_INFO = Route(
+GET_V1_BOXES_ID_INFO = Route(
     "GET",
     "/v1/boxes/{id}/info",
     frozenset([]),
     "The guest's version, screens and capabilities",
 )
-POST_BOXES_ID_PAUSE = Route(
+POST_V1_BOXES_ID_PAUSE = Route(
     "POST",
     "/v1/boxes/{id}/pause",
     frozenset([]),
     "Pause a box, keeping its memory",
 )
-GET_BOXES_ID_PROCESSES = Route(
+GET_V1_BOXES_ID_PROCESSES = Route(
     "GET",
     "/v1/boxes/{id}/processes",
     frozenset([]),
     "The background processes",
 )
-POST_BOXES_ID_PROCESSES = Route(
+POST_V1_BOXES_ID_PROCESSES = Route(
     "POST",
     "/v1/boxes/{id}/processes",
     frozenset([]),
     "Start a background process",
 )
-DELETE_BOXES_ID_PROCESSES_PROCESS = Route(
+DELETE_V1_BOXES_ID_PROCESSES_PROCESS = Route(
     "DELETE",
     "/v1/boxes/{id}/processes/{process}",
     frozenset([]),
     "Kill a background process if it runs, and forget it",
 )
-GET_BOXES_ID_PROCESSES_PROCESS = Route(
+GET_V1_BOXES_ID_PROCESSES_PROCESS = Route(
     "GET",
     "/v1/boxes/{id}/processes/{process}",
     frozenset([]),
     "One background process",
 )
-GET_BOXES_ID_PROCESSES_PROCESS_OUTPUT = Route(
+GET_V1_BOXES_ID_PROCESSES_PROCESS_OUTPUT = Route(
     "GET",
     "/v1/boxes/{id}/processes/{process}/output",
     frozenset(["cursor", "follow", "wait_ms"]),
     "Output events after a cursor; follow=true streams",
 )
-POST_BOXES_ID_PROCESSES_PROCESS_SIGNAL = Route(
+POST_V1_BOXES_ID_PROCESSES_PROCESS_SIGNAL = Route(
     "POST",
     "/v1/boxes/{id}/processes/{process}/signal",
     frozenset([]),
     "Send a signal",
 )
-POST_BOXES_ID_PROCESSES_PROCESS_STDIN = Route(
+POST_V1_BOXES_ID_PROCESSES_PROCESS_STDIN = Route(
     "POST",
     "/v1/boxes/{id}/processes/{process}/stdin",
     frozenset(["eof"]),
     "Write the raw body to standard input; eof=true closes it",
 )
-GET_BOXES_ID_PROGRESS = Route(
+GET_V1_BOXES_ID_PROGRESS = Route(
     "GET",
     "/v1/boxes/{id}/progress",
     frozenset(["timeout_secs"]),
     "The stages of the box's latest making or start (image with its build lines, container, desktop, browser), then each as it comes, until it runs, fails or timeout_secs pass; the last line is the box. Reading it leaves no trace",
 )
-GET_BOXES_ID_RECORDINGS = Route(
+GET_V1_BOXES_ID_RECORDINGS = Route(
     "GET",
     "/v1/boxes/{id}/recordings",
     frozenset([]),
     "The box's recordings, oldest first: file, screen, state, started_at, ended_at and bytes",
 )
-POST_BOXES_ID_RECORDINGS = Route(
+POST_V1_BOXES_ID_RECORDINGS = Route(
     "POST",
     "/v1/boxes/{id}/recordings",
     frozenset([]),
     "Start recording a screen to a video (H.264 in fragmented MP4) kept in the box",
 )
-POST_BOXES_ID_RECORDINGS_STOP = Route(
+POST_V1_BOXES_ID_RECORDINGS_STOP = Route(
     "POST",
     "/v1/boxes/{id}/recordings/stop",
     frozenset([]),
     "Stop a screen's running recording; answers it once its file is complete",
 )
-DELETE_BOXES_ID_RECORDINGS_FILE = Route(
+DELETE_V1_BOXES_ID_RECORDINGS_FILE = Route(
     "DELETE",
     "/v1/boxes/{id}/recordings/{file}",
     frozenset([]),
     "Remove a recording that is not running, and its file",
 )
-GET_BOXES_ID_RECORDINGS_FILE = Route(
+GET_V1_BOXES_ID_RECORDINGS_FILE = Route(
     "GET",
     "/v1/boxes/{id}/recordings/{file}",
     frozenset([]),
     "A recording's file (video/mp4), streamed; a running one as written so far",
 )
-POST_BOXES_ID_RESUME = Route(
+POST_V1_BOXES_ID_RESUME = Route(
     "POST",
     "/v1/boxes/{id}/resume",
     frozenset([]),
     "Resume a paused box where it was",
 )
-GET_BOXES_ID_SCREENS = Route(
+GET_V1_BOXES_ID_SCREENS = Route(
     "GET",
     "/v1/boxes/{id}/screens",
     frozenset([]),
     "The box's screens",
 )
-GET_BOXES_ID_SCREENS_SCREEN = Route(
+GET_V1_BOXES_ID_SCREENS_SCREEN = Route(
     "GET",
     "/v1/boxes/{id}/screens/{screen}",
     frozenset([]),
     "One screen",
 )
-GET_BOXES_ID_SCREENS_SCREEN_CURSOR = Route(
+GET_V1_BOXES_ID_SCREENS_SCREEN_CURSOR = Route(
     "GET",
     "/v1/boxes/{id}/screens/{screen}/cursor",
     frozenset([]),
     "Where the pointer is",
 )
-POST_BOXES_ID_SCREENS_SCREEN_INPUT = Route(
+POST_V1_BOXES_ID_SCREENS_SCREEN_INPUT = Route(
     "POST",
     "/v1/boxes/{id}/screens/{screen}/input",
     frozenset([]),
     "Input actions in order; with screenshot, answer the image after them",
 )
-GET_BOXES_ID_SCREENS_SCREEN_SCREENSHOT = Route(
+GET_V1_BOXES_ID_SCREENS_SCREEN_SCREENSHOT = Route(
     "GET",
     "/v1/boxes/{id}/screens/{screen}/screenshot",
     frozenset(["cursor", "format", "max_height", "max_width", "quality", "region", "scale"]),
     "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame",
 )
-POST_BOXES_ID_START = Route(
+POST_V1_BOXES_ID_START = Route(
     "POST",
     "/v1/boxes/{id}/start",
     frozenset(["timeout_secs", "wait_for"]),
     "Start a stopped box: a new desktop on new ports; with wait_for=running, answer once it runs",
 )
-POST_BOXES_ID_STOP = Route(
+POST_V1_BOXES_ID_STOP = Route(
     "POST",
     "/v1/boxes/{id}/stop",
     frozenset([]),
     "Stop a box, keeping its files",
 )
-GET_BOXES_ID_TERMINAL = Route(
+GET_V1_BOXES_ID_TERMINAL = Route(
     "GET",
     "/v1/boxes/{id}/terminal",
     frozenset(["cols", "command", "cwd", "rows", "term"]),
     "A terminal: a real pty in the box over a WebSocket (Upgrade: websocket). Binary frames carry its bytes both ways; text frames are JSON: {\"type\":\"resize\",\"cols\",\"rows\"} from the client, ready (first), error and exit (last) from the server",
 )
-GET_BOXES_ID_TIMELINE = Route(
+GET_V1_BOXES_ID_TIMELINE = Route(
     "GET",
     "/v1/boxes/{id}/timeline",
     frozenset(["cursor", "limit"]),
     "What was done to a box, a step a page at a time, oldest first: each action through the server (input, commands, page tools, file writes, who held control, lifecycle) with its time, request id and the screenshot after it; never a secret or a file's content",
 )
-GET_BOXES_ID_TIMELINE_EXPORT = Route(
+GET_V1_BOXES_ID_TIMELINE_EXPORT = Route(
     "GET",
     "/v1/boxes/{id}/timeline/export",
     frozenset(["format"]),
     "The whole timeline as one self-contained HTML page that plays it back (screenshots inline), or as JSONL, one line per step naming its screenshot's file (screenshots/<id>.png, from the route below)",
 )
-GET_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT = Route(
+GET_V1_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT = Route(
     "GET",
     "/v1/boxes/{id}/timeline/screenshots/{shot}",
     frozenset([]),
     "One screenshot the timeline keeps, by its id",
 )
-GET_BOXES_ID_TRACES = Route(
+GET_V1_BOXES_ID_TRACES = Route(
     "GET",
     "/v1/boxes/{id}/traces",
     frozenset(["cursor", "limit"]),
     "The requests through the server to a box, oldest first, a page at a time",
 )
-GET_BOXES_ID_VIEWERS = Route(
+GET_V1_BOXES_ID_VIEWERS = Route(
     "GET",
     "/v1/boxes/{id}/viewers",
     frozenset([]),
     "The viewer URLs of the box's current desktop",
 )
-POST_BOXES_ID_VIEWERS = Route(
+POST_V1_BOXES_ID_VIEWERS = Route(
     "POST",
     "/v1/boxes/{id}/viewers",
     frozenset([]),
     "A new viewer URL for one screen: watch only (mode view) or takeover (mode control), with its own token (after # in the URL), expiring after expires_after_secs (default 3600)",
 )
-GET_BOXES_ID_VIEWERS_EVENTS = Route(
+GET_V1_BOXES_ID_VIEWERS_EVENTS = Route(
     "GET",
     "/v1/boxes/{id}/viewers/events",
     frozenset(["after", "timeout_secs"]),
     "Who held control of the box through a takeover URL, and when: each take and each handback",
 )
-DELETE_BOXES_ID_VIEWERS_GRANT = Route(
+DELETE_V1_BOXES_ID_VIEWERS_GRANT = Route(
     "DELETE",
     "/v1/boxes/{id}/viewers/{grant}",
     frozenset([]),
     "Revoke a viewer URL: it opens nothing more, and its open connections close",
 )
-GET_BOXES_ID_WINDOWS = Route(
+GET_V1_BOXES_ID_WINDOWS = Route(
     "GET",
     "/v1/boxes/{id}/windows",
     frozenset([]),
     "The top-level windows of every screen: title, app, rectangle, and which has the focus",
 )
-POST_BOXES_ID_WINDOWS_WINDOW = Route(
+POST_V1_BOXES_ID_WINDOWS_WINDOW = Route(
     "POST",
     "/v1/boxes/{id}/windows/{window}",
     frozenset([]),
     "Focus, move, resize or close a window, and wait (bounded) until the change shows",
 )
-GET_HEALTH = Route(
+GET_V1_HEALTH = Route(
     "GET",
     "/v1/health",
     frozenset([]),
     "The server answers",
 )
-GET_IMAGES = Route(
+GET_V1_IMAGES = Route(
     "GET",
     "/v1/images",
     frozenset([]),
     "The images holm built",
 )
-POST_IMAGES_BASE = Route(
+POST_V1_IMAGES_BASE = Route(
     "POST",
     "/v1/images/base",
     frozenset([]),
     "Make the air-gapped base image if it is missing",
 )
-POST_IMAGES_BUILD = Route(
+POST_V1_IMAGES_BUILD = Route(
     "POST",
     "/v1/images/build",
     frozenset([]),
     "Build a box image and stream the build",
 )
-POST_IMAGES_PRUNE = Route(
+POST_V1_IMAGES_PRUNE = Route(
     "POST",
     "/v1/images/prune",
     frozenset([]),
     "Remove box images no box uses: those made for other holm versions, or with all, every unused one; dry_run says what would go",
 )
-GET_OPENAPI_JSON = Route(
+GET_V1_OPENAPI_JSON = Route(
     "GET",
     "/v1/openapi.json",
     frozenset([]),
     "This document",
 )
-GET_RUNTIMES = Route(
+GET_V1_RUNTIMES = Route(
     "GET",
     "/v1/runtimes",
     frozenset([]),
     "The runtimes and what each can do",
 )
-POST_RUNTIMES = Route(
+POST_V1_RUNTIMES = Route(
     "POST",
     "/v1/runtimes",
     frozenset([]),
     "Add a remote runtime (a cloud vendor account); its key is encrypted before it is stored and never returned",
 )
-DELETE_RUNTIMES_NAME = Route(
+DELETE_V1_RUNTIMES_NAME = Route(
     "DELETE",
     "/v1/runtimes/{name}",
     frozenset([]),
     "Remove a remote runtime that no box is on",
 )
-GET_RUNTIMES_NAME = Route(
+GET_V1_RUNTIMES_NAME = Route(
     "GET",
     "/v1/runtimes/{name}",
     frozenset([]),
     "One runtime",
 )
-PATCH_RUNTIMES_NAME = Route(
+PATCH_V1_RUNTIMES_NAME = Route(
     "PATCH",
     "/v1/runtimes/{name}",
     frozenset([]),
     "Change some fields of a remote runtime, or replace its key",
 )
-PUT_RUNTIMES_NAME = Route(
+PUT_V1_RUNTIMES_NAME = Route(
     "PUT",
     "/v1/runtimes/{name}",
     frozenset([]),
@@ -543,91 +543,91 @@ PUT_RUNTIMES_NAME = Route(
 
 #: Every route by its name.
 ROUTES: Dict[str, Route] = {
-    "GET_APPS": GET_APPS,
-    "GET_BOXES": GET_BOXES,
-    "POST_BOXES": POST_BOXES,
-    "DELETE_BOXES_ID": DELETE_BOXES_ID,
-    "GET_BOXES_ID": GET_BOXES_ID,
-    "GET_BOXES_ID_ACCESSIBILITY": GET_BOXES_ID_ACCESSIBILITY,
-    "POST_BOXES_ID_ACCESSIBILITY_ACT": POST_BOXES_ID_ACCESSIBILITY_ACT,
-    "DELETE_BOXES_ID_AGENT": DELETE_BOXES_ID_AGENT,
-    "POST_BOXES_ID_AGENT": POST_BOXES_ID_AGENT,
-    "POST_BOXES_ID_BRIDGE": POST_BOXES_ID_BRIDGE,
-    "POST_BOXES_ID_BROWSER_CLICK": POST_BOXES_ID_BROWSER_CLICK,
-    "POST_BOXES_ID_BROWSER_EVALUATE": POST_BOXES_ID_BROWSER_EVALUATE,
-    "POST_BOXES_ID_BROWSER_FILL": POST_BOXES_ID_BROWSER_FILL,
-    "GET_BOXES_ID_BROWSER_HTML": GET_BOXES_ID_BROWSER_HTML,
-    "POST_BOXES_ID_BROWSER_NAVIGATE": POST_BOXES_ID_BROWSER_NAVIGATE,
-    "POST_BOXES_ID_BROWSER_PRESS": POST_BOXES_ID_BROWSER_PRESS,
-    "GET_BOXES_ID_BROWSER_SCREENSHOT": GET_BOXES_ID_BROWSER_SCREENSHOT,
-    "GET_BOXES_ID_BROWSER_STATE": GET_BOXES_ID_BROWSER_STATE,
-    "POST_BOXES_ID_BROWSER_STATE": POST_BOXES_ID_BROWSER_STATE,
-    "GET_BOXES_ID_BROWSER_TABS": GET_BOXES_ID_BROWSER_TABS,
-    "POST_BOXES_ID_BROWSER_TABS": POST_BOXES_ID_BROWSER_TABS,
-    "DELETE_BOXES_ID_BROWSER_TABS_TAB": DELETE_BOXES_ID_BROWSER_TABS_TAB,
-    "POST_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE": POST_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE,
-    "GET_BOXES_ID_BROWSER_TEXT": GET_BOXES_ID_BROWSER_TEXT,
-    "POST_BOXES_ID_BROWSER_TYPE": POST_BOXES_ID_BROWSER_TYPE,
-    "POST_BOXES_ID_BROWSER_WAIT": POST_BOXES_ID_BROWSER_WAIT,
-    "GET_BOXES_ID_CLIPBOARD": GET_BOXES_ID_CLIPBOARD,
-    "PUT_BOXES_ID_CLIPBOARD": PUT_BOXES_ID_CLIPBOARD,
-    "POST_BOXES_ID_COMMANDS_RUN": POST_BOXES_ID_COMMANDS_RUN,
-    "POST_BOXES_ID_COMMANDS_STREAM": POST_BOXES_ID_COMMANDS_STREAM,
-    "POST_BOXES_ID_EXTEND": POST_BOXES_ID_EXTEND,
-    "GET_BOXES_ID_FILES_CONTENT": GET_BOXES_ID_FILES_CONTENT,
-    "PUT_BOXES_ID_FILES_CONTENT": PUT_BOXES_ID_FILES_CONTENT,
-    "GET_BOXES_ID_FILES_LIST": GET_BOXES_ID_FILES_LIST,
-    "POST_BOXES_ID_FILES_MKDIR": POST_BOXES_ID_FILES_MKDIR,
-    "POST_BOXES_ID_FILES_REMOVE": POST_BOXES_ID_FILES_REMOVE,
-    "POST_BOXES_ID_FILES_RENAME": POST_BOXES_ID_FILES_RENAME,
-    "GET_BOXES_ID_FILES_STAT": GET_BOXES_ID_FILES_STAT,
-    "POST_BOXES_ID_FORK": POST_BOXES_ID_FORK,
-    "GET_BOXES_ID_HANDOFF": GET_BOXES_ID_HANDOFF,
-    "POST_BOXES_ID_HANDOFF": POST_BOXES_ID_HANDOFF,
-    "GET_BOXES_ID_INFO": GET_BOXES_ID_INFO,
-    "POST_BOXES_ID_PAUSE": POST_BOXES_ID_PAUSE,
-    "GET_BOXES_ID_PROCESSES": GET_BOXES_ID_PROCESSES,
-    "POST_BOXES_ID_PROCESSES": POST_BOXES_ID_PROCESSES,
-    "DELETE_BOXES_ID_PROCESSES_PROCESS": DELETE_BOXES_ID_PROCESSES_PROCESS,
-    "GET_BOXES_ID_PROCESSES_PROCESS": GET_BOXES_ID_PROCESSES_PROCESS,
-    "GET_BOXES_ID_PROCESSES_PROCESS_OUTPUT": GET_BOXES_ID_PROCESSES_PROCESS_OUTPUT,
-    "POST_BOXES_ID_PROCESSES_PROCESS_SIGNAL": POST_BOXES_ID_PROCESSES_PROCESS_SIGNAL,
-    "POST_BOXES_ID_PROCESSES_PROCESS_STDIN": POST_BOXES_ID_PROCESSES_PROCESS_STDIN,
-    "GET_BOXES_ID_PROGRESS": GET_BOXES_ID_PROGRESS,
-    "GET_BOXES_ID_RECORDINGS": GET_BOXES_ID_RECORDINGS,
-    "POST_BOXES_ID_RECORDINGS": POST_BOXES_ID_RECORDINGS,
-    "POST_BOXES_ID_RECORDINGS_STOP": POST_BOXES_ID_RECORDINGS_STOP,
-    "DELETE_BOXES_ID_RECORDINGS_FILE": DELETE_BOXES_ID_RECORDINGS_FILE,
-    "GET_BOXES_ID_RECORDINGS_FILE": GET_BOXES_ID_RECORDINGS_FILE,
-    "POST_BOXES_ID_RESUME": POST_BOXES_ID_RESUME,
-    "GET_BOXES_ID_SCREENS": GET_BOXES_ID_SCREENS,
-    "GET_BOXES_ID_SCREENS_SCREEN": GET_BOXES_ID_SCREENS_SCREEN,
-    "GET_BOXES_ID_SCREENS_SCREEN_CURSOR": GET_BOXES_ID_SCREENS_SCREEN_CURSOR,
-    "POST_BOXES_ID_SCREENS_SCREEN_INPUT": POST_BOXES_ID_SCREENS_SCREEN_INPUT,
-    "GET_BOXES_ID_SCREENS_SCREEN_SCREENSHOT": GET_BOXES_ID_SCREENS_SCREEN_SCREENSHOT,
-    "POST_BOXES_ID_START": POST_BOXES_ID_START,
-    "POST_BOXES_ID_STOP": POST_BOXES_ID_STOP,
-    "GET_BOXES_ID_TERMINAL": GET_BOXES_ID_TERMINAL,
-    "GET_BOXES_ID_TIMELINE": GET_BOXES_ID_TIMELINE,
-    "GET_BOXES_ID_TIMELINE_EXPORT": GET_BOXES_ID_TIMELINE_EXPORT,
-    "GET_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT": GET_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT,
-    "GET_BOXES_ID_TRACES": GET_BOXES_ID_TRACES,
-    "GET_BOXES_ID_VIEWERS": GET_BOXES_ID_VIEWERS,
-    "POST_BOXES_ID_VIEWERS": POST_BOXES_ID_VIEWERS,
-    "GET_BOXES_ID_VIEWERS_EVENTS": GET_BOXES_ID_VIEWERS_EVENTS,
-    "DELETE_BOXES_ID_VIEWERS_GRANT": DELETE_BOXES_ID_VIEWERS_GRANT,
-    "GET_BOXES_ID_WINDOWS": GET_BOXES_ID_WINDOWS,
-    "POST_BOXES_ID_WINDOWS_WINDOW": POST_BOXES_ID_WINDOWS_WINDOW,
-    "GET_HEALTH": GET_HEALTH,
-    "GET_IMAGES": GET_IMAGES,
-    "POST_IMAGES_BASE": POST_IMAGES_BASE,
-    "POST_IMAGES_BUILD": POST_IMAGES_BUILD,
-    "POST_IMAGES_PRUNE": POST_IMAGES_PRUNE,
-    "GET_OPENAPI_JSON": GET_OPENAPI_JSON,
-    "GET_RUNTIMES": GET_RUNTIMES,
-    "POST_RUNTIMES": POST_RUNTIMES,
-    "DELETE_RUNTIMES_NAME": DELETE_RUNTIMES_NAME,
-    "GET_RUNTIMES_NAME": GET_RUNTIMES_NAME,
-    "PATCH_RUNTIMES_NAME": PATCH_RUNTIMES_NAME,
-    "PUT_RUNTIMES_NAME": PUT_RUNTIMES_NAME,
+    "GET_V1_APPS": GET_V1_APPS,
+    "GET_V1_BOXES": GET_V1_BOXES,
+    "POST_V1_BOXES": POST_V1_BOXES,
+    "DELETE_V1_BOXES_ID": DELETE_V1_BOXES_ID,
+    "GET_V1_BOXES_ID": GET_V1_BOXES_ID,
+    "GET_V1_BOXES_ID_ACCESSIBILITY": GET_V1_BOXES_ID_ACCESSIBILITY,
+    "POST_V1_BOXES_ID_ACCESSIBILITY_ACT": POST_V1_BOXES_ID_ACCESSIBILITY_ACT,
+    "DELETE_V1_BOXES_ID_AGENT": DELETE_V1_BOXES_ID_AGENT,
+    "POST_V1_BOXES_ID_AGENT": POST_V1_BOXES_ID_AGENT,
+    "POST_V1_BOXES_ID_BRIDGE": POST_V1_BOXES_ID_BRIDGE,
+    "POST_V1_BOXES_ID_BROWSER_CLICK": POST_V1_BOXES_ID_BROWSER_CLICK,
+    "POST_V1_BOXES_ID_BROWSER_EVALUATE": POST_V1_BOXES_ID_BROWSER_EVALUATE,
+    "POST_V1_BOXES_ID_BROWSER_FILL": POST_V1_BOXES_ID_BROWSER_FILL,
+    "GET_V1_BOXES_ID_BROWSER_HTML": GET_V1_BOXES_ID_BROWSER_HTML,
+    "POST_V1_BOXES_ID_BROWSER_NAVIGATE": POST_V1_BOXES_ID_BROWSER_NAVIGATE,
+    "POST_V1_BOXES_ID_BROWSER_PRESS": POST_V1_BOXES_ID_BROWSER_PRESS,
+    "GET_V1_BOXES_ID_BROWSER_SCREENSHOT": GET_V1_BOXES_ID_BROWSER_SCREENSHOT,
+    "GET_V1_BOXES_ID_BROWSER_STATE": GET_V1_BOXES_ID_BROWSER_STATE,
+    "POST_V1_BOXES_ID_BROWSER_STATE": POST_V1_BOXES_ID_BROWSER_STATE,
+    "GET_V1_BOXES_ID_BROWSER_TABS": GET_V1_BOXES_ID_BROWSER_TABS,
+    "POST_V1_BOXES_ID_BROWSER_TABS": POST_V1_BOXES_ID_BROWSER_TABS,
+    "DELETE_V1_BOXES_ID_BROWSER_TABS_TAB": DELETE_V1_BOXES_ID_BROWSER_TABS_TAB,
+    "POST_V1_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE": POST_V1_BOXES_ID_BROWSER_TABS_TAB_ACTIVATE,
+    "GET_V1_BOXES_ID_BROWSER_TEXT": GET_V1_BOXES_ID_BROWSER_TEXT,
+    "POST_V1_BOXES_ID_BROWSER_TYPE": POST_V1_BOXES_ID_BROWSER_TYPE,
+    "POST_V1_BOXES_ID_BROWSER_WAIT": POST_V1_BOXES_ID_BROWSER_WAIT,
+    "GET_V1_BOXES_ID_CLIPBOARD": GET_V1_BOXES_ID_CLIPBOARD,
+    "PUT_V1_BOXES_ID_CLIPBOARD": PUT_V1_BOXES_ID_CLIPBOARD,
+    "POST_V1_BOXES_ID_COMMANDS_RUN": POST_V1_BOXES_ID_COMMANDS_RUN,
+    "POST_V1_BOXES_ID_COMMANDS_STREAM": POST_V1_BOXES_ID_COMMANDS_STREAM,
+    "POST_V1_BOXES_ID_EXTEND": POST_V1_BOXES_ID_EXTEND,
+    "GET_V1_BOXES_ID_FILES_CONTENT": GET_V1_BOXES_ID_FILES_CONTENT,
+    "PUT_V1_BOXES_ID_FILES_CONTENT": PUT_V1_BOXES_ID_FILES_CONTENT,
+    "GET_V1_BOXES_ID_FILES_LIST": GET_V1_BOXES_ID_FILES_LIST,
+    "POST_V1_BOXES_ID_FILES_MKDIR": POST_V1_BOXES_ID_FILES_MKDIR,
+    "POST_V1_BOXES_ID_FILES_REMOVE": POST_V1_BOXES_ID_FILES_REMOVE,
+    "POST_V1_BOXES_ID_FILES_RENAME": POST_V1_BOXES_ID_FILES_RENAME,
+    "GET_V1_BOXES_ID_FILES_STAT": GET_V1_BOXES_ID_FILES_STAT,
+    "POST_V1_BOXES_ID_FORK": POST_V1_BOXES_ID_FORK,
+    "GET_V1_BOXES_ID_HANDOFF": GET_V1_BOXES_ID_HANDOFF,
+    "POST_V1_BOXES_ID_HANDOFF": POST_V1_BOXES_ID_HANDOFF,
+    "GET_V1_BOXES_ID_INFO": GET_V1_BOXES_ID_INFO,
+    "POST_V1_BOXES_ID_PAUSE": POST_V1_BOXES_ID_PAUSE,
+    "GET_V1_BOXES_ID_PROCESSES": GET_V1_BOXES_ID_PROCESSES,
+    "POST_V1_BOXES_ID_PROCESSES": POST_V1_BOXES_ID_PROCESSES,
+    "DELETE_V1_BOXES_ID_PROCESSES_PROCESS": DELETE_V1_BOXES_ID_PROCESSES_PROCESS,
+    "GET_V1_BOXES_ID_PROCESSES_PROCESS": GET_V1_BOXES_ID_PROCESSES_PROCESS,
+    "GET_V1_BOXES_ID_PROCESSES_PROCESS_OUTPUT": GET_V1_BOXES_ID_PROCESSES_PROCESS_OUTPUT,
+    "POST_V1_BOXES_ID_PROCESSES_PROCESS_SIGNAL": POST_V1_BOXES_ID_PROCESSES_PROCESS_SIGNAL,
+    "POST_V1_BOXES_ID_PROCESSES_PROCESS_STDIN": POST_V1_BOXES_ID_PROCESSES_PROCESS_STDIN,
+    "GET_V1_BOXES_ID_PROGRESS": GET_V1_BOXES_ID_PROGRESS,
+    "GET_V1_BOXES_ID_RECORDINGS": GET_V1_BOXES_ID_RECORDINGS,
+    "POST_V1_BOXES_ID_RECORDINGS": POST_V1_BOXES_ID_RECORDINGS,
+    "POST_V1_BOXES_ID_RECORDINGS_STOP": POST_V1_BOXES_ID_RECORDINGS_STOP,
+    "DELETE_V1_BOXES_ID_RECORDINGS_FILE": DELETE_V1_BOXES_ID_RECORDINGS_FILE,
+    "GET_V1_BOXES_ID_RECORDINGS_FILE": GET_V1_BOXES_ID_RECORDINGS_FILE,
+    "POST_V1_BOXES_ID_RESUME": POST_V1_BOXES_ID_RESUME,
+    "GET_V1_BOXES_ID_SCREENS": GET_V1_BOXES_ID_SCREENS,
+    "GET_V1_BOXES_ID_SCREENS_SCREEN": GET_V1_BOXES_ID_SCREENS_SCREEN,
+    "GET_V1_BOXES_ID_SCREENS_SCREEN_CURSOR": GET_V1_BOXES_ID_SCREENS_SCREEN_CURSOR,
+    "POST_V1_BOXES_ID_SCREENS_SCREEN_INPUT": POST_V1_BOXES_ID_SCREENS_SCREEN_INPUT,
+    "GET_V1_BOXES_ID_SCREENS_SCREEN_SCREENSHOT": GET_V1_BOXES_ID_SCREENS_SCREEN_SCREENSHOT,
+    "POST_V1_BOXES_ID_START": POST_V1_BOXES_ID_START,
+    "POST_V1_BOXES_ID_STOP": POST_V1_BOXES_ID_STOP,
+    "GET_V1_BOXES_ID_TERMINAL": GET_V1_BOXES_ID_TERMINAL,
+    "GET_V1_BOXES_ID_TIMELINE": GET_V1_BOXES_ID_TIMELINE,
+    "GET_V1_BOXES_ID_TIMELINE_EXPORT": GET_V1_BOXES_ID_TIMELINE_EXPORT,
+    "GET_V1_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT": GET_V1_BOXES_ID_TIMELINE_SCREENSHOTS_SHOT,
+    "GET_V1_BOXES_ID_TRACES": GET_V1_BOXES_ID_TRACES,
+    "GET_V1_BOXES_ID_VIEWERS": GET_V1_BOXES_ID_VIEWERS,
+    "POST_V1_BOXES_ID_VIEWERS": POST_V1_BOXES_ID_VIEWERS,
+    "GET_V1_BOXES_ID_VIEWERS_EVENTS": GET_V1_BOXES_ID_VIEWERS_EVENTS,
+    "DELETE_V1_BOXES_ID_VIEWERS_GRANT": DELETE_V1_BOXES_ID_VIEWERS_GRANT,
+    "GET_V1_BOXES_ID_WINDOWS": GET_V1_BOXES_ID_WINDOWS,
+    "POST_V1_BOXES_ID_WINDOWS_WINDOW": POST_V1_BOXES_ID_WINDOWS_WINDOW,
+    "GET_V1_HEALTH": GET_V1_HEALTH,
+    "GET_V1_IMAGES": GET_V1_IMAGES,
+    "POST_V1_IMAGES_BASE": POST_V1_IMAGES_BASE,
+    "POST_V1_IMAGES_BUILD": POST_V1_IMAGES_BUILD,
+    "POST_V1_IMAGES_PRUNE": POST_V1_IMAGES_PRUNE,
+    "GET_V1_OPENAPI_JSON": GET_V1_OPENAPI_JSON,
+    "GET_V1_RUNTIMES": GET_V1_RUNTIMES,
+    "POST_V1_RUNTIMES": POST_V1_RUNTIMES,
+    "DELETE_V1_RUNTIMES_NAME": DELETE_V1_RUNTIMES_NAME,
+    "GET_V1_RUNTIMES_NAME": GET_V1_RUNTIMES_NAME,
+    "PATCH_V1_RUNTIMES_NAME": PATCH_V1_RUNTIMES_NAME,
+    "PUT_V1_RUNTIMES_NAME": PUT_V1_RUNTIMES_NAME,
 }
