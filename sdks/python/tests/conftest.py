@@ -58,7 +58,7 @@ class Boxes:
         }
 
     def make_desk(self) -> holm.Box:
-        box = self.client.create(labels={"suite": "desk"})
+        box = self.client.create(screen_size="1920x1080", labels={"suite": "desk"})
         box.write_file(EVENTS_PAGE, (HERE / "pages" / "events.html").read_bytes())
         box.navigate(EVENTS_URL)
         return box

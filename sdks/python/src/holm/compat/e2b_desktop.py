@@ -16,8 +16,9 @@ get_auth_key`. The server is holmd at ``HOLM_SERVER_URL`` with
 What differs, and why:
 
 - `create`'s `template` is not an E2B template: holm's box image is used
-  (`resolution` is its screen size, `timeout` its lifetime, `metadata` its
-  labels; `envs` go to every command).
+  (`resolution` is its screen size, 1024x768 by default as E2B's, `timeout`
+  its lifetime, `metadata` its labels; `envs` go to every command; `dpi`
+  and `display` are accepted and not used).
 - Input goes through holm's input API, not ``xdotool`` commands; `write`
   types the whole text at once (`chunk_size` and `delay_in_ms` are
   accepted and not needed).
@@ -324,9 +325,8 @@ class Sandbox:
         """Creates a desktop box and answers once it runs (see the module's
         doc for what each argument becomes)."""
         client = Holm()
-        fields: Dict[str, Any] = {}
-        if resolution:
-            fields["screen_size"] = f"{resolution[0]}x{resolution[1]}"
+        width, height = resolution or (1024, 768)
+        fields: Dict[str, Any] = {"screen_size": f"{width}x{height}"}
         if timeout:
             fields["expires_after_secs"] = int(timeout)
         if metadata:
