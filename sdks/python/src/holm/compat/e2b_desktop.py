@@ -152,10 +152,13 @@ class Commands:
         stdin: Optional[bool] = None,
         timeout: Optional[float] = 60,
         request_timeout: Optional[float] = None,
+        *,
+        retain_output: bool = True,
     ) -> Any:
         """Runs `cmd` with bash; answers a `CommandResult` (raising
         `CommandExitException` on a failure), or a `CommandHandle` with
-        `background`. `user` is accepted: commands run as the box's user."""
+        `background`. `user` is accepted: commands run as the box's user.
+        Without `retain_output`, the output goes only to the callbacks."""
         box = self._sandbox._box
         env = {**self._sandbox._envs, **(envs or {})} or None
         if background:
@@ -181,6 +184,8 @@ class Commands:
             stdout, stderr = result["stdout"], result["stderr"]
             code = result.get("exit_code")
             code = -1 if code is None else code
+        if not retain_output:
+            stdout = stderr = ""
         if code != 0:
             raise CommandExitException(stderr, stdout, code)
         return CommandResult(stderr, stdout, code)
