@@ -482,11 +482,16 @@ def reference() -> str:
         "awaited; iterators become async iterators.",
         "",
     ]
-    for cls in holm.REFERENCE_CLASSES:
-        out += [f"## `{cls.__name__}`", "", inspect.cleandoc(cls.__doc__ or ""), ""]
+    anthropic = importlib.import_module("holm.compat.anthropic")
+    e2b = importlib.import_module("holm.compat.e2b_desktop")
+    # The OpenAI Agents computer needs its framework to import; the guide
+    # (python.md) describes it.
+    for cls in holm.REFERENCE_CLASSES + [anthropic.AnthropicComputer, e2b.Sandbox]:
+        title = cls.__name__ if cls.__module__.count(".") < 2 or "_" in cls.__module__.split(".")[1] else f"{cls.__module__}.{cls.__name__}"
+        out += [f"## `{title}`", "", inspect.cleandoc(cls.__doc__ or ""), ""]
         members = []
         for name, member in cls.__dict__.items():
-            if name.startswith("_") and name not in ("__init__",):
+            if name.startswith("_") and name not in ("__init__", "__call__"):
                 continue
             if isinstance(member, property):
                 members.append((name, "", member.fget.__doc__))

@@ -98,7 +98,10 @@ def page_log(box: holm.Box) -> List[Dict[str, Any]]:
 
 
 def clear_log(box: holm.Box) -> None:
-    box.evaluate("window.log = []; document.getElementById('field').value = ''; window.scrollTo(0, 0); 0")
+    box.evaluate(
+        "window.log = []; window.clicks = 0; document.getElementById('field').value = '';"
+        " document.getElementById('out').textContent = 'not clicked'; window.scrollTo(0, 0); 0"
+    )
 
 
 @pytest.fixture()

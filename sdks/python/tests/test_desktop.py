@@ -8,7 +8,7 @@ import holm
 from holm import actions as a
 from holm import png
 
-from conftest import element_center, page_log, page_origin, wait_until
+from conftest import clear_log, element_center, page_log, page_origin, wait_until
 
 
 def kinds(box: holm.Box, *wanted: str):
@@ -112,6 +112,7 @@ def test_act_then_see_answers_the_screen_after_the_actions(events: holm.Box):
     assert events.evaluate("document.getElementById('field').value")["value"] == "seen"
     # Points taken from that downscaled image map back to the screen.
     go = element_center(events, "#go")
+    clear_log(events)
     events.input([a.click(round(go["x"] * shot.scale), round(go["y"] * shot.scale))], coordinate_space={"scale": shot.scale})
     click = wait_until("the scaled click", lambda: kinds(events, "click"))[-1]
     assert abs(click["x"] - go["x"]) <= 2 and abs(click["y"] - go["y"]) <= 2

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Dict, List
 
-from agents import Agent, ComputerTool, ModelSettings, Runner
+from agents import Agent, ComputerTool, ModelSettings, Runner, set_tracing_disabled
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -19,6 +19,10 @@ import holm
 from holm.compat.openai_agents import AsyncHolmComputer, HolmComputer
 
 from conftest import element_center, page_log, page_origin
+
+
+# No traces: they would be sent to OpenAI.
+set_tracing_disabled(True)
 
 
 class ScriptedModel(Model):

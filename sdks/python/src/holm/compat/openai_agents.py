@@ -96,7 +96,7 @@ class HolmComputer(Computer):
         self.box.input([a.type(text)], self.screen)
 
     def wait(self) -> None:
-        self.box.input([], self.screen, settle=SETTLE)  # type: ignore[arg-type]
+        self.box.input([a.wait(0)], self.screen, settle=SETTLE)  # type: ignore[arg-type]
 
     def move(self, x: int, y: int, *, keys: Optional[List[str]] = None) -> None:
         self.box.input(hold(keys, [a.move(x, y)]), self.screen)
@@ -149,7 +149,7 @@ class AsyncHolmComputer(AsyncComputer):
         await self.box.input([a.type(text)], self.screen)
 
     async def wait(self) -> None:
-        await self.box.input([], self.screen, settle=SETTLE)  # type: ignore[arg-type]
+        await self.box.input([a.wait(0)], self.screen, settle=SETTLE)  # type: ignore[arg-type]
 
     async def move(self, x: int, y: int, *, keys: Optional[List[str]] = None) -> None:
         await self.box.input(hold(keys, [a.move(x, y)]), self.screen)
