@@ -115,7 +115,8 @@ def test_the_sdks_runner_drives_the_box(events: holm.Box):
     assert any(e["type"] == "click" and at(e, go) and e["mods"] == ["shift"] for e in log)
     assert events.cursor() == {"screen": 0, "x": spot["x"] + 10, "y": spot["y"] + 10}
     wheel = [e for e in log if e["type"] == "wheel"]
-    assert len(wheel) == 3 and all(e["dy"] == 1 for e in wheel), "300 pixels are 3 wheel clicks"
+    assert wheel and all(e["dy"] == 1 for e in wheel), "300 pixels scroll down"
+    assert events.evaluate("window.scrollY")["value"] > 0
     ups = [e for e in log if e["type"] == "mouseup"]
     assert ups and ups[-1]["x"] == spot["x"] + 80 and ups[-1]["y"] == spot["y"] + 40
 
