@@ -63,13 +63,13 @@ class ScriptedModel(Model):
 
 
 def screenshots_sent(model: ScriptedModel) -> List[str]:
-    out = []
-    for items in model.inputs:
-        if isinstance(items, list):
-            for item in items:
-                if isinstance(item, dict) and item.get("type") == "computer_call_output":
-                    out.append(item["output"]["image_url"])
-    return out
+    """The screenshots in the model's last input, which holds the whole run."""
+    items = model.inputs[-1]
+    return [
+        item["output"]["image_url"]
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict) and item.get("type") == "computer_call_output"
+    ]
 
 
 def test_the_sdks_runner_drives_the_box(events: holm.Box):
