@@ -1,5 +1,5 @@
 //! `holm mcp --stdio`, the deploy guide's "MCP host that starts a local
-//! process": the README's host configuration, run by a real MCP client (the
+//! process": docs/mcp.md's host configuration, run by a real MCP client (the
 //! official TypeScript SDKs) against a real holmd and real boxes; and the
 //! rule that nothing but MCP reaches standard output.
 
@@ -10,22 +10,22 @@ use holm_testkit::mcp::{McpClient, Sdk, Transport, check_tools, drive_a_box};
 use holm_testkit::{TestServer, e2e_enabled};
 use serde_json::{Value, json};
 
-/// The README's `mcpServers` entry for holm, as a host would read it.
-fn readme_config() -> Value {
-    let readme = include_str!("../../../README.md");
+/// docs/mcp.md's `mcpServers` entry for holm, as a host would read it.
+fn guide_config() -> Value {
+    let guide = include_str!("../../../docs/mcp.md");
     let start =
-        readme.find("<!-- mcp-stdio-config -->").expect("the README marks the stdio configuration");
-    let block = &readme[start..];
+        guide.find("<!-- mcp-stdio-config -->").expect("docs/mcp.md marks the stdio configuration");
+    let block = &guide[start..];
     let json_start = block.find("```json").expect("a json block") + "```json".len();
     let json_end = block[json_start..].find("```").expect("the block ends") + json_start;
     let config: Value =
-        serde_json::from_str(&block[json_start..json_end]).expect("the README's JSON parses");
+        serde_json::from_str(&block[json_start..json_end]).expect("docs/mcp.md's JSON parses");
     config["mcpServers"]["holm"].clone()
 }
 
-/// The README's configuration, pointed at `server` with this build's `holm`.
-fn transport_from_readme(server: &TestServer) -> Transport {
-    let config = readme_config();
+/// docs/mcp.md's configuration, pointed at `server` with this build's `holm`.
+fn transport_from_guide(server: &TestServer) -> Transport {
+    let config = guide_config();
     assert_eq!(config["command"], "holm");
     let args: Vec<String> =
         config["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect();
@@ -38,7 +38,7 @@ fn transport_from_readme(server: &TestServer) -> Transport {
             let value = match (k.as_str(), v.as_str().unwrap()) {
                 ("HOLM_SERVER_URL", "https://boxes.example.com") => server.url.clone(),
                 ("HOLM_SERVER_TOKEN", "<token>") => server.token.clone(),
-                (k, v) => panic!("the README sets {k}={v}, which the test does not know"),
+                (k, v) => panic!("docs/mcp.md sets {k}={v}, which the test does not know"),
             };
             (k.clone(), value)
         })
@@ -54,7 +54,7 @@ async fn a_host_that_starts_holm_mcp_drives_a_box() {
         return;
     }
     let server = TestServer::start().await;
-    let transport = transport_from_readme(&server);
+    let transport = transport_from_guide(&server);
     let mut mcp =
         McpClient::connect(&transport, Sdk::V1).await.unwrap_or_else(|e| panic!("connect: {e}"));
     assert_eq!(mcp.connected["serverInfo"]["name"], "holm");

@@ -389,15 +389,16 @@ async fn control_is_in_the_traces(server: &TestServer, id: &str, carol_url: &str
     assert!(!all.contains(token), "a viewer token in the traces");
 }
 
-/// The deploy guide's nginx `location` block, from the README (between its
+/// The deploy guide's nginx `location` block, from docs/deploy.md (between its
 /// `nginx-config` markers), proxying to `upstream` instead of the guide's
 /// `127.0.0.1:8080`.
 fn guide_location(upstream: &str) -> String {
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deploy.md"),
     )
     .unwrap();
-    let (_, rest) = readme.split_once("<!-- nginx-config -->").expect("the README's nginx block");
+    let (_, rest) =
+        guide.split_once("<!-- nginx-config -->").expect("docs/deploy.md's nginx block");
     let (block, _) = rest.split_once("<!-- /nginx-config -->").unwrap();
     let block: String =
         block.lines().filter(|l| !l.starts_with("```")).map(|l| format!("    {l}\n")).collect();
@@ -406,7 +407,7 @@ fn guide_location(upstream: &str) -> String {
 }
 
 /// nginx from Debian's package, set up as the deploy guide shows (its
-/// block, read from the README), in front of `upstream` on a free loopback
+/// block, read from docs/deploy.md), in front of `upstream` on a free loopback
 /// port; stopped when dropped.
 struct Nginx {
     child: std::process::Child,
