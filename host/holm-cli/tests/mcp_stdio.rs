@@ -25,6 +25,12 @@ fn guide_config() -> Value {
 
 /// docs/mcp.md's configuration, pointed at `server` with this build's `holm`.
 fn transport_from_guide(server: &TestServer) -> Transport {
+    guide_transport(&server.url, &server.token)
+}
+
+/// docs/mcp.md's configuration, with the guide's URL and token replaced by
+/// `url` and `token`, and this build's `holm` as the command.
+fn guide_transport(url: &str, token: &str) -> Transport {
     let config = guide_config();
     assert_eq!(config["command"], "holm");
     let args: Vec<String> =
@@ -36,8 +42,8 @@ fn transport_from_guide(server: &TestServer) -> Transport {
         .iter()
         .map(|(k, v)| {
             let value = match (k.as_str(), v.as_str().unwrap()) {
-                ("HOLM_SERVER_URL", "https://boxes.example.com") => server.url.clone(),
-                ("HOLM_SERVER_TOKEN", "<token>") => server.token.clone(),
+                ("HOLM_SERVER_URL", "https://boxes.example.com") => url.to_owned(),
+                ("HOLM_SERVER_TOKEN", "<token>") => token.to_owned(),
                 (k, v) => panic!("docs/mcp.md sets {k}={v}, which the test does not know"),
             };
             (k.clone(), value)
@@ -45,6 +51,16 @@ fn transport_from_guide(server: &TestServer) -> Transport {
         .collect();
     assert_eq!(env.len(), 2, "HOLM_SERVER_URL and HOLM_SERVER_TOKEN");
     Transport::Stdio { command: env!("CARGO_BIN_EXE_holm").into(), args, env }
+}
+
+/// The configuration the end-to-end test runs is in docs/mcp.md, in the form
+/// the test reads, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_mcp_md_holds_the_stdio_configuration_the_tests_run() {
+    let Transport::Stdio { env, .. } = guide_transport("http://127.0.0.1:1", "t") else {
+        panic!("a stdio transport");
+    };
+    assert!(env.contains(&("HOLM_SERVER_URL".to_owned(), "http://127.0.0.1:1".to_owned())));
 }
 
 // The server runs in this process while the test awaits the client.

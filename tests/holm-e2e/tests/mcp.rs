@@ -29,10 +29,25 @@ fn guide_http_config() -> (String, String) {
 
 /// docs/mcp.md's URL form, pointed at `server`.
 fn http(server: &TestServer, token: Option<&str>) -> Transport {
+    Transport::Http {
+        url: format!("{}{}", server.url, guide_path()),
+        token: token.map(str::to_owned),
+    }
+}
+
+/// The path of docs/mcp.md's URL form, its header checked.
+fn guide_path() -> String {
     let (path, authorization) = guide_http_config();
     assert_eq!(path, "/mcp");
     assert_eq!(authorization, "Bearer <token>", "the client sends Authorization: Bearer <token>");
-    Transport::Http { url: format!("{}{path}", server.url), token: token.map(str::to_owned) }
+    path
+}
+
+/// The URL form the end-to-end tests run is in docs/mcp.md, in the form they
+/// read, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_mcp_md_holds_the_url_form_the_tests_run() {
+    assert_eq!(guide_path(), "/mcp");
 }
 
 // The server runs in this process while the test awaits the client.

@@ -406,6 +406,15 @@ fn guide_location(upstream: &str) -> String {
     block.replace("http://127.0.0.1:8080", &format!("http://{upstream}"))
 }
 
+/// The nginx block the end-to-end test runs is in docs/deploy.md, in the form
+/// it reads, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_deploy_md_holds_the_nginx_block_the_tests_run() {
+    let block = guide_location("127.0.0.1:9");
+    assert!(block.contains("proxy_pass http://127.0.0.1:9;"), "{block}");
+    assert!(block.contains("proxy_set_header Upgrade $http_upgrade;"), "{block}");
+}
+
 /// nginx from Debian's package, set up as the deploy guide shows (its
 /// block, read from docs/deploy.md), in front of `upstream` on a free loopback
 /// port; stopped when dropped.
