@@ -1,5 +1,5 @@
 //! Runs the Rust examples against real boxes on Docker, as a user would:
-//! the built programs, with only the environment the README names.
+//! the built programs, with only the environment docs/library.md names.
 
 use std::process::Command;
 

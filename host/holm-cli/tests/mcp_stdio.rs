@@ -1,5 +1,5 @@
 //! `holm mcp --stdio`, the deploy guide's "MCP host that starts a local
-//! process": the README's host configuration, run by a real MCP client (the
+//! process": docs/mcp.md's host configuration, run by a real MCP client (the
 //! official TypeScript SDKs) against a real holmd and real boxes; and the
 //! rule that nothing but MCP reaches standard output.
 
@@ -10,22 +10,28 @@ use holm_testkit::mcp::{McpClient, Sdk, Transport, check_tools, drive_a_box};
 use holm_testkit::{TestServer, e2e_enabled};
 use serde_json::{Value, json};
 
-/// The README's `mcpServers` entry for holm, as a host would read it.
-fn readme_config() -> Value {
-    let readme = include_str!("../../../README.md");
+/// docs/mcp.md's `mcpServers` entry for holm, as a host would read it.
+fn guide_config() -> Value {
+    let guide = include_str!("../../../docs/mcp.md");
     let start =
-        readme.find("<!-- mcp-stdio-config -->").expect("the README marks the stdio configuration");
-    let block = &readme[start..];
+        guide.find("<!-- mcp-stdio-config -->").expect("docs/mcp.md marks the stdio configuration");
+    let block = &guide[start..];
     let json_start = block.find("```json").expect("a json block") + "```json".len();
     let json_end = block[json_start..].find("```").expect("the block ends") + json_start;
     let config: Value =
-        serde_json::from_str(&block[json_start..json_end]).expect("the README's JSON parses");
+        serde_json::from_str(&block[json_start..json_end]).expect("docs/mcp.md's JSON parses");
     config["mcpServers"]["holm"].clone()
 }
 
-/// The README's configuration, pointed at `server` with this build's `holm`.
-fn transport_from_readme(server: &TestServer) -> Transport {
-    let config = readme_config();
+/// docs/mcp.md's configuration, pointed at `server` with this build's `holm`.
+fn transport_from_guide(server: &TestServer) -> Transport {
+    guide_transport(&server.url, &server.token)
+}
+
+/// docs/mcp.md's configuration, with the guide's URL and token replaced by
+/// `url` and `token`, and this build's `holm` as the command.
+fn guide_transport(url: &str, token: &str) -> Transport {
+    let config = guide_config();
     assert_eq!(config["command"], "holm");
     let args: Vec<String> =
         config["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect();
@@ -36,15 +42,25 @@ fn transport_from_readme(server: &TestServer) -> Transport {
         .iter()
         .map(|(k, v)| {
             let value = match (k.as_str(), v.as_str().unwrap()) {
-                ("HOLM_SERVER_URL", "https://boxes.example.com") => server.url.clone(),
-                ("HOLM_SERVER_TOKEN", "<token>") => server.token.clone(),
-                (k, v) => panic!("the README sets {k}={v}, which the test does not know"),
+                ("HOLM_SERVER_URL", "https://boxes.example.com") => url.to_owned(),
+                ("HOLM_SERVER_TOKEN", "<token>") => token.to_owned(),
+                (k, v) => panic!("docs/mcp.md sets {k}={v}, which the test does not know"),
             };
             (k.clone(), value)
         })
         .collect();
     assert_eq!(env.len(), 2, "HOLM_SERVER_URL and HOLM_SERVER_TOKEN");
     Transport::Stdio { command: env!("CARGO_BIN_EXE_holm").into(), args, env }
+}
+
+/// The configuration the end-to-end test runs is in docs/mcp.md, in the form
+/// the test reads, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_mcp_md_holds_the_stdio_configuration_the_tests_run() {
+    let Transport::Stdio { env, .. } = guide_transport("http://127.0.0.1:1", "t") else {
+        panic!("a stdio transport");
+    };
+    assert!(env.contains(&("HOLM_SERVER_URL".to_owned(), "http://127.0.0.1:1".to_owned())));
 }
 
 // The server runs in this process while the test awaits the client.
@@ -54,7 +70,7 @@ async fn a_host_that_starts_holm_mcp_drives_a_box() {
         return;
     }
     let server = TestServer::start().await;
-    let transport = transport_from_readme(&server);
+    let transport = transport_from_guide(&server);
     let mut mcp =
         McpClient::connect(&transport, Sdk::V1).await.unwrap_or_else(|e| panic!("connect: {e}"));
     assert_eq!(mcp.connected["serverInfo"]["name"], "holm");

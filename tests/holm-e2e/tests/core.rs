@@ -22,10 +22,10 @@ use holm_testkit::matrix::Target;
 use holm_testkit::rfb;
 use holm_testkit::{Profile, SERVE_PL, TestServer, eventually};
 
-// Both container engines on both profiles; gVisor on X11 (ARCHITECTURE.md,
+// Both container engines on both profiles; gVisor on X11 (docs/design/testing.md,
 // "which behaviours run where"). podman 4.3 runs containers made through
 // its API on its service's default OCI runtime only, so podman under gVisor
-// needs a service of its own (README, runtimes) and is not a target here.
+// needs a service of its own (docs/runtimes.md) and is not a target here.
 // E2B, Daytona, Modal, Runtime Cloud and Vercel through their stand-ins (X11, the
 // one profile the vendors' runtimes offer): each sandbox a container on the
 // local engine, reached only through the vendor's proxy.

@@ -7,11 +7,11 @@ use holm_testkit::mcp::{McpClient, Sdk, Transport, check_tools, drive_a_box, ima
 use holm_testkit::{TestServer, e2e_enabled};
 use serde_json::json;
 
-/// The README's URL form of the host configuration, as (path, header).
-fn readme_http_config() -> (String, String) {
-    let readme = include_str!("../../../README.md");
-    let start = readme.find("<!-- mcp-http-config -->").expect("the README marks the URL form");
-    let block = &readme[start..];
+/// docs/mcp.md's URL form of the host configuration, as (path, header).
+fn guide_http_config() -> (String, String) {
+    let guide = include_str!("../../../docs/mcp.md");
+    let start = guide.find("<!-- mcp-http-config -->").expect("docs/mcp.md marks the URL form");
+    let block = &guide[start..];
     let body_start = block.find("```").expect("a block") + 3;
     let body_end = block[body_start..].find("```").expect("the block ends") + body_start;
     let field = |name: &str| {
@@ -19,7 +19,7 @@ fn readme_http_config() -> (String, String) {
             .lines()
             .find_map(|l| l.strip_prefix(&format!("{name}:")))
             .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| panic!("the README's URL form has {name}"))
+            .unwrap_or_else(|| panic!("docs/mcp.md's URL form has {name}"))
     };
     assert_eq!(field("Transport"), "Streamable HTTP");
     let url = field("URL");
@@ -27,12 +27,27 @@ fn readme_http_config() -> (String, String) {
     (path, field("Authorization"))
 }
 
-/// The README's URL form, pointed at `server`.
+/// docs/mcp.md's URL form, pointed at `server`.
 fn http(server: &TestServer, token: Option<&str>) -> Transport {
-    let (path, authorization) = readme_http_config();
+    Transport::Http {
+        url: format!("{}{}", server.url, guide_path()),
+        token: token.map(str::to_owned),
+    }
+}
+
+/// The path of docs/mcp.md's URL form, its header checked.
+fn guide_path() -> String {
+    let (path, authorization) = guide_http_config();
     assert_eq!(path, "/mcp");
     assert_eq!(authorization, "Bearer <token>", "the client sends Authorization: Bearer <token>");
-    Transport::Http { url: format!("{}{path}", server.url), token: token.map(str::to_owned) }
+    path
+}
+
+/// The URL form the end-to-end tests run is in docs/mcp.md, in the form they
+/// read, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_mcp_md_holds_the_url_form_the_tests_run() {
+    assert_eq!(guide_path(), "/mcp");
 }
 
 // The server runs in this process while the test awaits the client.

@@ -389,15 +389,16 @@ async fn control_is_in_the_traces(server: &TestServer, id: &str, carol_url: &str
     assert!(!all.contains(token), "a viewer token in the traces");
 }
 
-/// The deploy guide's nginx `location` block, from the README (between its
+/// The deploy guide's nginx `location` block, from docs/deploy.md (between its
 /// `nginx-config` markers), proxying to `upstream` instead of the guide's
 /// `127.0.0.1:8080`.
 fn guide_location(upstream: &str) -> String {
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deploy.md"),
     )
     .unwrap();
-    let (_, rest) = readme.split_once("<!-- nginx-config -->").expect("the README's nginx block");
+    let (_, rest) =
+        guide.split_once("<!-- nginx-config -->").expect("docs/deploy.md's nginx block");
     let (block, _) = rest.split_once("<!-- /nginx-config -->").unwrap();
     let block: String =
         block.lines().filter(|l| !l.starts_with("```")).map(|l| format!("    {l}\n")).collect();
@@ -405,8 +406,17 @@ fn guide_location(upstream: &str) -> String {
     block.replace("http://127.0.0.1:8080", &format!("http://{upstream}"))
 }
 
+/// The nginx block the end-to-end test runs is in docs/deploy.md, in the form
+/// it reads, on every run (with or without `HOLM_E2E`).
+#[test]
+fn docs_deploy_md_holds_the_nginx_block_the_tests_run() {
+    let block = guide_location("127.0.0.1:9");
+    assert!(block.contains("proxy_pass http://127.0.0.1:9;"), "{block}");
+    assert!(block.contains("proxy_set_header Upgrade $http_upgrade;"), "{block}");
+}
+
 /// nginx from Debian's package, set up as the deploy guide shows (its
-/// block, read from the README), in front of `upstream` on a free loopback
+/// block, read from docs/deploy.md), in front of `upstream` on a free loopback
 /// port; stopped when dropped.
 struct Nginx {
     child: std::process::Child,

@@ -144,7 +144,7 @@ pub const MODAL: VendorFacts = VendorFacts {
 /// ahead and is renewed toward the deadline ([`Vendor::set_deadline`]), so
 /// no limit on the lifetime but holm's own; pause keeps memory. Sizes are
 /// the API's defaults and ranges holm chose where its documentation is
-/// silent (ARCHITECTURE.md): whole vCPUs 1 to 16, memory in MiB from 1 GiB.
+/// silent (docs/design/vendors.md): whole vCPUs 1 to 16, memory in MiB from 1 GiB.
 pub const RUNTIME_CLOUD: VendorFacts = VendorFacts {
     provider: "runtime-cloud",
     environment: Environment::Microvm,
