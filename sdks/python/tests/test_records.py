@@ -44,7 +44,7 @@ def test_asking_for_help_answers_a_takeover_url_and_waits_bounded(plain: holm.Bo
 def test_a_recording_is_an_mp4_of_the_screen(plain: holm.Box):
     rec = plain.start_recording(0, fps=5)
     assert rec["state"] == "recording" and rec["screen"] == 0
-    plain.run("xterm -e sleep 2 &")  # something moves on the screen
+    plain.spawn(["xterm", "-e", "sleep", "2"])  # something moves on the screen
     done = plain.stop_recording(0)
     assert done["file"] == rec["file"] and done["state"] != "recording" and done["bytes"] > 0
     video = plain.download_recording(done["file"])
