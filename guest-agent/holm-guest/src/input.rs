@@ -25,6 +25,12 @@ pub const MAX_REPEAT: u32 = 1000;
 pub const MAX_PATH: usize = 10_000;
 /// The most characters in one `type`.
 pub const MAX_TEXT: usize = 100_000;
+/// The pause between the clicks of a double or triple click. Apps take two
+/// presses stamped in the same millisecond for one event delivered twice
+/// (Chromium counts them as two single clicks, so no `dblclick`), so the
+/// clicks of one `count` must be apart; 15 ms is far inside every
+/// double-click time (xdotool's `--repeat` waits 10 ms).
+pub const MULTI_CLICK_GAP: Duration = Duration::from_millis(15);
 
 /// A point on the screen, in screen pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,7 +72,9 @@ pub fn rest_hint(step: NextStep<'_>) -> Option<String> {
     })
 }
 
-/// Writes an error body. A 5xx `internal` error never carries detail.
+/// Writes an error body. A 5xx `internal` error never carries detail. A
+/// `not_ready` error says when to try again in `Retry-After` (see
+/// [`retry_after_secs`]), which clients honour.
 pub fn body(err: ApiError, status: StatusCode) -> Response {
     let err = if err.code == ErrorCode::Internal {
         let id = err.request_id.clone();
@@ -82,7 +84,24 @@ pub fn body(err: ApiError, status: StatusCode) -> Response {
     } else {
         err
     };
-    (status, Json(err.into_body())).into_response()
+    let retry = retry_after_secs(&err);
+    let mut response = (status, Json(err.into_body())).into_response();
+    if let Some(secs) = retry {
+        response.headers_mut().insert(axum::http::header::RETRY_AFTER, secs.into());
+    }
+    response
+}
+
+/// The whole seconds after which a `not_ready` error's request may be tried
+/// again: its `retry_after_ms` rounded up when its details say, else 1 (a
+/// box, screen or browser coming up takes about that). None for any other
+/// error.
+pub fn retry_after_secs(err: &ApiError) -> Option<u64> {
+    if err.code != ErrorCode::NotReady {
+        return None;
+    }
+    let ms = err.details.as_ref().and_then(|d| d.get("retry_after_ms")).and_then(|v| v.as_u64());
+    Some(ms.map_or(1, |ms| ms.div_ceil(1000).max(1)))
 }
 
 impl Error {
@@ -154,6 +173,23 @@ mod tests {
         let e = ApiError::new(ErrorCode::NotFound, "there is no tab \"t\"")
             .with_kind(ErrorDetails::NoSuchTab { tab: "t".into(), tabs: None });
         assert_eq!(answered(e).hint.as_deref(), Some("GET /v1/browser/tabs lists the tabs"));
+    }
+
+    #[test]
+    fn not_ready_says_when_to_try_again_and_nothing_else_does() {
+        let starting = ApiError::new(ErrorCode::NotReady, "box box_a is starting")
+            .with_kind(ErrorDetails::BoxStarting { box_id: "box_a".into() });
+        let response = body(starting, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()["retry-after"], "1");
+        let browser = ApiError::new(ErrorCode::NotReady, "the browser is starting")
+            .with_kind(ErrorDetails::BrowserStarting { retry_after_ms: 2500 });
+        assert_eq!(retry_after_secs(&browser), Some(3));
+        let soon = ApiError::new(ErrorCode::NotReady, "x")
+            .with_kind(ErrorDetails::BrowserStarting { retry_after_ms: 250 });
+        assert_eq!(retry_after_secs(&soon), Some(1));
+        let other = ApiError::new(ErrorCode::Unavailable, "down");
+        let response = body(other, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(response.headers().get("retry-after").is_none());
     }
 
     #[test]

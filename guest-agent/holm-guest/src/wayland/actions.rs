@@ -135,13 +135,17 @@ impl Ctx<'_> {
             Op::Click { at, button, count, modifiers } => {
                 self.input(|s| self.place(s, *at))?;
                 self.with_modifiers(modifiers, |c| {
-                    c.input(|s| {
-                        for _ in 0..*count {
+                    for i in 0..*count {
+                        if i > 0 {
+                            std::thread::sleep(crate::input::MULTI_CLICK_GAP);
+                        }
+                        c.input(|s| {
                             s.button(index, *button, true)?;
                             s.button(index, *button, false)?;
-                        }
-                        s.roundtrip()
-                    })
+                            s.roundtrip()
+                        })?;
+                    }
+                    Ok(())
                 })
             }
             Op::Button { at, button, down } => self.input(|s| {

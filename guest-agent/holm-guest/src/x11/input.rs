@@ -208,13 +208,17 @@ fn run_op(screen: &ScreenConn, op: &Op) -> Result<(), XError> {
                 screen.with(false, |c| motion(c, *p))?;
             }
             with_modifiers(screen, modifiers, || {
-                screen.with(false, |c| {
-                    for _ in 0..*count {
+                for i in 0..*count {
+                    if i > 0 {
+                        std::thread::sleep(crate::input::MULTI_CLICK_GAP);
+                    }
+                    screen.with(false, |c| {
                         button(c, n, true)?;
                         button(c, n, false)?;
-                    }
-                    confirm(c)
-                })
+                        confirm(c)
+                    })?;
+                }
+                Ok(())
             })
         }
         Op::Button { at, button: b, down } => screen.with(false, |c| {

@@ -53,12 +53,14 @@ pub(super) fn client() -> reqwest::Client {
 const FORWARD_REQUEST: &[HeaderName] =
     &[header::CONTENT_TYPE, header::ACCEPT, header::IF_NONE_MATCH];
 
-/// Response headers passed back.
+/// Response headers passed back (`Retry-After`: when a guest's `not_ready`
+/// may be tried again).
 fn keep_response_header(name: &HeaderName) -> bool {
     name == header::CONTENT_TYPE
         || name == header::CONTENT_LENGTH
         || name == header::ETAG
         || name == header::CACHE_CONTROL
+        || name == header::RETRY_AFTER
         || name.as_str().starts_with("x-holm-")
 }
 
