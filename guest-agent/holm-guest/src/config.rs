@@ -11,7 +11,6 @@
 //! | `HOLM_GUEST_ADDR` | `0.0.0.0:8765` | where the API listens |
 //! | `HOLM_BRIDGE_ADDR` | `0.0.0.0:9223` | where the Chromium bridge listens |
 //! | `HOLM_VIEWER_ADDR` | `0.0.0.0:6080` | where the viewers (pages and RFB over WebSocket) listen |
-//! | `HOLM_NOVNC_DIR` | `/usr/share/novnc` | noVNC's files (Debian's `novnc` package), served to the viewer pages |
 //! | `HOLM_VIEWER_GRACE_SECS` | `10` | a person whose takeover connections all closed keeps control this long |
 //! | `HOLM_DISPLAY_BASE` | `1` | screen `i` is X display `:BASE+i` |
 //! | `HOLM_VNC_PORT_BASE` | `5900` | screen `i`'s x11vnc listens on loopback port `BASE+i` |
@@ -112,8 +111,6 @@ pub struct Config {
     pub bridge_addr: SocketAddr,
     /// Where the viewers listen.
     pub viewer_addr: SocketAddr,
-    /// noVNC's files.
-    pub novnc_dir: PathBuf,
     /// How long a person keeps control after their last takeover connection closed.
     pub viewer_grace: std::time::Duration,
     /// Screen `i` is display `:display_base + i`.
@@ -183,7 +180,6 @@ impl fmt::Debug for Config {
             .field("addr", &self.addr)
             .field("bridge_addr", &self.bridge_addr)
             .field("viewer_addr", &self.viewer_addr)
-            .field("novnc_dir", &self.novnc_dir)
             .field("viewer_grace", &self.viewer_grace)
             .field("display_base", &self.display_base)
             .field("vnc_port_base", &self.vnc_port_base)
@@ -257,8 +253,6 @@ impl Config {
                 v.parse().map_err(|_| format!("HOLM_VIEWER_ADDR={v:?}: expected HOST:PORT"))?
             }
         };
-        let novnc_dir =
-            PathBuf::from(get("HOLM_NOVNC_DIR").unwrap_or_else(|| "/usr/share/novnc".into()));
         let viewer_grace = match get("HOLM_VIEWER_GRACE_SECS") {
             None => std::time::Duration::from_secs(10),
             Some(v) => v
@@ -336,7 +330,6 @@ impl Config {
             addr,
             bridge_addr,
             viewer_addr,
-            novnc_dir,
             viewer_grace,
             display_base,
             vnc_port_base,

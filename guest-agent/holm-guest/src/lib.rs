@@ -112,7 +112,6 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     let viewer_app = viewer::server::router(viewer::server::ViewerState {
         viewers: Arc::clone(&viewers),
         vnc_port_base: config.vnc_port_base,
-        novnc_dir: config.novnc_dir.clone(),
         view_source: view_source(config.profile),
     });
     let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));

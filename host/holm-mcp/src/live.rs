@@ -4,9 +4,10 @@
 //! `screenshot` and `desktop` name it in their `_meta.ui.resourceUri`, so a
 //! host with the extension shows the view beside their results. The view
 //! hears the tool's input (the box and screen), asks `view_screen` (through
-//! the host) for a watch-only URL, and draws the stream with the guest's own
-//! noVNC module, served by holmd from the box. Hosts without the extension
-//! get the tools' usual results.
+//! the host) for a watch-only URL, and draws the stream with the live
+//! screen's module (noVNC), which holmd serves from its own binary at the
+//! viewer origin written into the view: nothing the view runs comes from a
+//! box. Hosts without the extension get the tools' usual results.
 
 use rmcp::model::{MetaObject, Resource, ResourceContents};
 use serde_json::{Value, json};
@@ -17,6 +18,17 @@ pub const LIVE_URI: &str = "ui://holm/live-screen";
 pub const MIME: &str = "text/html;profile=mcp-app";
 
 const HTML: &str = include_str!("live.html");
+/// Where the view's text names holmd's address.
+const ORIGIN_SLOT: &str = "\"@holm:viewer-origin@\"";
+
+/// The view, with holmd's address as a script string (escaped so that no
+/// address can end the script).
+fn html(origin: &str) -> String {
+    let quoted = serde_json::to_string(origin.trim_end_matches('/'))
+        .unwrap_or_else(|_| "\"\"".into())
+        .replace('<', "\\u003c");
+    HTML.replacen(ORIGIN_SLOT, &quoted, 1)
+}
 
 fn meta(value: Value) -> MetaObject {
     match value {
@@ -59,7 +71,22 @@ pub fn contents(origin: &str) -> ResourceContents {
     ResourceContents::TextResourceContents {
         uri: LIVE_URI.into(),
         mime_type: Some(MIME.into()),
-        text: HTML.into(),
+        text: html(origin),
         meta: Some(ui_meta(origin)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_imports_its_module_from_holmd_only() {
+        let text = html("http://holmd.example:8080/");
+        assert!(text.contains("const HOLMD = \"http://holmd.example:8080\";"), "{text}");
+        assert!(!text.contains("@holm:viewer-origin@"));
+        assert!(text.contains("import(HOLMD + '/v1/boxes/'"));
+        let hostile = html("http://x/</script><script>alert(1)</script>");
+        assert!(!hostile.contains("</script><script>"), "{hostile}");
     }
 }

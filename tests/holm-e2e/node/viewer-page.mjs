@@ -2,10 +2,13 @@
 // page the way a person would. Prints one JSON line: the page's state and
 // title, how long the first frame took, and the canvas scaled back to the
 // screen's size as a PNG in base64. With TYPE, clicks the canvas at (X, Y)
-// in screen pixels and types TYPE through the page first.
+// in screen pixels and types TYPE through the page first. Also reports
+// every script the page ran (its URL and the SHA-256 of its bytes) and
+// whether a planted payload ran (`window.__holmPwned`).
 // {"error": "..."} (exit 2) when the page never shows the screen.
 //
 //   node viewer-page.mjs PAGE_URL WIDTH HEIGHT [X Y TYPE]
+import { createHash } from 'node:crypto';
 import { chromium } from 'playwright-core';
 
 const [url, width, height, x, y, text] = process.argv.slice(2);
@@ -19,6 +22,17 @@ try {
   // first script on, in the page's own clock (ms since navigation began).
   await page.addInitScript(() => {
     window.addEventListener('holm-first-frame', () => { window.__holmFirstFrame = performance.now(); }, { once: true });
+  });
+  const scripts = [];
+  const hashing = [];
+  page.on('response', (r) => {
+    if (r.request().resourceType() !== 'script') return;
+    const entry = { url: r.url(), status: r.status(), sha256: null };
+    scripts.push(entry);
+    hashing.push(r.body().then(
+      (b) => { entry.sha256 = createHash('sha256').update(b).digest('hex'); },
+      () => {},
+    ));
   });
   const opened = Date.now();
   await page.goto(url);
@@ -48,6 +62,7 @@ try {
     const c = document.querySelector('#screen canvas');
     return [c.width, c.height];
   });
+  await Promise.all(hashing);
   console.log(JSON.stringify({
     state: await page.evaluate(() => document.body.dataset.state),
     title: await page.title(),
@@ -55,6 +70,8 @@ try {
     first_frame_ms: frameMs,
     connected_ms: sinceOpen,
     canvas: canvasSize,
+    pwned: await page.evaluate(() => window.__holmPwned === true),
+    scripts,
     png,
   }));
   await browser.close();

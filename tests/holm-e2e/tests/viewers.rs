@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use holm_http::viewer_page;
 use holm_proto::host::{BoxInfo, BoxSpec, BoxState, CreateBox};
 use holm_proto::viewer::{CreateViewer, ViewerAuth, ViewerBind, ViewerMode, ViewerPolicy};
 use holm_proto::{ApiError, ErrorCode};
@@ -45,24 +46,94 @@ fn http() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
-/// The page, its script and noVNC's module load from `page_url` with no
-/// server token; the session answers the box and screen with the URL's token.
+/// What a hostile box plants where the page once loaded noVNC from (the
+/// box's own disk): a script that marks the page and takes its title.
+const PAYLOAD: &str =
+    ";window.__holmPwned=true;setInterval(function(){document.title='HOLM-PWNED'},5);";
+
+/// The box, as root, appends [`PAYLOAD`] to noVNC's files on its disk (made
+/// when the image carries none).
+async fn the_box_plants_a_payload(b: &holm_client::BoxClient) {
+    let script = format!(
+        "set -e; for f in /usr/share/novnc/core/rfb.js /usr/share/novnc/app/ui.js; do \
+         mkdir -p \"$(dirname \"$f\")\"; printf '%s\\n' \"{PAYLOAD}\" >> \"$f\"; done; \
+         grep -c HOLM-PWNED /usr/share/novnc/core/rfb.js"
+    );
+    let done = b.exec(&["sh", "-c", &script]).await.expect("the box runs a command");
+    assert_eq!(done.exit_code, Some(0), "{done:?}");
+}
+
+/// The page, its scripts and noVNC's modules load from `page_url` with no
+/// server token, each byte for byte what the server carries (whatever the
+/// box holds on its disk), never sniffed; the page runs only its own
+/// scripts; the session answers the box and screen with the URL's token.
 async fn the_page_loads(page_url: &str, screen: u8) {
     let (page, token) = page_url.split_once("#token=").unwrap_or((page_url, ""));
     let r = http().get(page).send().await.unwrap();
     assert_eq!(r.status(), 200, "{page}");
-    assert!(r.text().await.unwrap().contains("app.js"));
+    let csp = r.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("script-src 'self'") && csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("unsafe"), "{csp}");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(r.text().await.unwrap(), viewer_page::PAGE);
     let base = page.rsplitn(3, '/').nth(2).unwrap();
-    for asset in ["assets/app.js", "assets/live.js", "novnc/core/rfb.js"] {
+    for (asset, mime, bytes) in viewer_page::ASSETS {
         let r = http().get(format!("{base}/{asset}")).send().await.unwrap();
         assert_eq!(r.status(), 200, "{base}/{asset}");
+        assert_eq!(r.headers()["content-type"], *mime, "{asset}");
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff", "{asset}");
+        let got = r.bytes().await.unwrap();
+        assert!(got.as_ref() == *bytes, "{base}/{asset} is not what the server carries");
+    }
+    // Nothing else of the box's viewer port is reached under the page.
+    for other in ["novnc/app/ui.js", "novnc/vnc.html", "0/view/x", "assets/other.js"] {
+        let r = http().get(format!("{base}/{other}")).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{base}/{other}");
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
     }
     let mut session = http().get(format!("{page}/session"));
     if !token.is_empty() {
         session = session.bearer_auth(token);
     }
-    let s: Value = session.send().await.unwrap().json().await.unwrap();
+    let r = session.send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    let s: Value = r.json().await.unwrap();
     assert_eq!(s["screen"], screen, "{s}");
+}
+
+/// Every script a page ran in Chromium (`report["scripts"]`) is one the
+/// server carries, byte for byte, under the page's viewer root; all of them
+/// ran; a planted payload did not.
+fn the_page_ran_only_its_own_scripts(report: &Value, page_url: &str) {
+    use sha2::Digest;
+    assert_eq!(report["pwned"], false, "a script from the box ran in the page");
+    assert!(!report["title"].as_str().unwrap_or("").contains("HOLM-PWNED"), "{}", report["title"]);
+    let (page, _) = page_url.split_once('#').unwrap_or((page_url, ""));
+    let root = format!("{}/", page.rsplitn(3, '/').nth(2).unwrap());
+    let mut ran: Vec<&str> = Vec::new();
+    for s in report["scripts"].as_array().expect("the scripts the page ran") {
+        let url = s["url"].as_str().unwrap();
+        let path = url.strip_prefix(&root).unwrap_or_else(|| panic!("{url} is not under {root}"));
+        let (_, bytes) =
+            viewer_page::asset(path).unwrap_or_else(|| panic!("{url} is not embedded"));
+        let want = format!("{:x}", sha2::Sha256::digest(bytes));
+        assert_eq!(
+            s["sha256"].as_str(),
+            Some(want.as_str()),
+            "{url} is not what the server carries"
+        );
+        ran.push(path);
+    }
+    ran.sort_unstable();
+    ran.dedup();
+    let mut all: Vec<&str> = viewer_page::ASSETS
+        .iter()
+        .filter(|(_, mime, _)| mime.starts_with("text/javascript"))
+        .map(|(p, _, _)| *p)
+        .collect();
+    all.sort_unstable();
+    assert_eq!(ran, all, "the page ran every script the server carries, and no other");
 }
 
 /// Opens `page_url` in a real headless Chromium (Playwright); with `typing`,
@@ -94,6 +165,7 @@ async fn in_chromium(
             )
         });
     assert!(out.status.success(), "the page never showed the screen: {v}");
+    the_page_ran_only_its_own_scripts(&v, page_url);
     use base64::Engine;
     let png = base64::engine::general_purpose::STANDARD.decode(v["png"].as_str().unwrap()).unwrap();
     let (rgb, _) = decode_rgb(&png);
@@ -169,6 +241,9 @@ async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::T
     );
     let again = server.client.get_box(&id, None).await.unwrap();
     assert_eq!(again.viewers, info.viewers, "the same URLs until they near their expiry");
+    // A hostile box rewrites the noVNC it may hold: the page through holmd
+    // runs none of it (checked in the_page_loads and in Chromium below).
+    the_box_plants_a_payload(&b).await;
     the_page_loads(&pair.view_url, 0).await;
     let size = (info.screens[0].width, info.screens[0].height);
     the_page_shows_the_screen_in_chromium(&server, &id, &pair.view_url, size).await;

@@ -7,12 +7,11 @@
 //! | `GET /{screen}/{view,takeover}/session` | what the page shows: the box, the screen, the handoff (token as `Authorization: Bearer`) |
 //! | `POST /{screen}/takeover/control` | hand control back, or take it again |
 //! | `GET /{screen}/{view,takeover}/rfb` | the RFB stream: a WebSocket whose subprotocols are `holm-rfb.v1` and `holm-token.<token>` (or the token as a bearer header) |
-//! | `GET /assets/...`, `GET /novnc/...` | the page's script and style, and noVNC (Debian's `novnc` package) |
+//! | `GET /assets/...`, `GET /novnc/...` | the page's script and style, and noVNC: the bytes [`holm_http::viewer_page`] embeds, never files from the box's disk |
 //!
 //! A watch-only connection's input messages are dropped here, where the
 //! stream is served, whatever the page sends.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -48,22 +47,9 @@ pub struct ViewerState {
     pub viewers: Arc<Viewers>,
     /// Screen `i`'s VNC server listens on loopback `vnc_port_base + i`.
     pub vnc_port_base: u16,
-    /// Where Debian's noVNC files are.
-    pub novnc_dir: PathBuf,
     /// The address VNC connections of watch-only viewers come from.
     pub view_source: std::net::IpAddr,
 }
-
-const PAGE: &str = include_str!("assets/page.html");
-const ASSETS: &[(&str, &str, &str)] = &[
-    ("app.js", "text/javascript; charset=utf-8", include_str!("assets/app.js")),
-    ("live.js", "text/javascript; charset=utf-8", include_str!("assets/live.js")),
-    ("app.css", "text/css; charset=utf-8", include_str!("assets/app.css")),
-];
-
-/// The page's content security policy: its own scripts and connections only.
-const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
-     connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
 /// The viewer port's router.
 pub fn router(state: ViewerState) -> Router {
@@ -72,8 +58,8 @@ pub fn router(state: ViewerState) -> Router {
         .route("/{screen}/{mode}/session", get(session))
         .route("/{screen}/{mode}/control", post(control))
         .route("/{screen}/{mode}/rfb", get(rfb))
-        .route("/assets/{name}", get(asset))
-        .route("/novnc/{*path}", get(novnc))
+        .route("/assets/{*path}", get(asset))
+        .route("/novnc/{*path}", get(asset))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -120,74 +106,26 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 fn secure_headers(response: &mut Response) {
+    holm_http::viewer_page::secure_headers(response);
     let h = response.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(holm_http::viewer_page::STATIC_CSP),
+    );
 }
 
 async fn page(UrlPath((screen, mode)): UrlPath<(String, String)>) -> Result<Response, Error> {
     place(&screen, &mode)?;
-    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
-    secure_headers(&mut r);
-    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
-    Ok(r)
+    Ok(holm_http::viewer_page::page_response())
 }
 
-async fn asset(UrlPath(name): UrlPath<String>) -> Result<Response, Error> {
-    let (_, mime, body) = ASSETS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
-        Error::from(ApiError::new(ErrorCode::NotFound, format!("no asset {name:?}")))
-    })?;
-    Ok(static_response(mime, Body::from(*body)))
-}
-
-/// Static files may be loaded from another origin (an MCP Apps view imports
-/// the live screen's module through holmd).
-fn static_response(mime: &str, body: Body) -> Response {
-    let mut r = Response::new(body);
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(mime).unwrap_or(HeaderValue::from_static("application/octet-stream")),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
-    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    r
-}
-
-/// Only noVNC's library (`core/`, `vendor/`) is served, and only plain
-/// relative paths into it.
-fn novnc_path(dir: &Path, path: &str) -> Option<PathBuf> {
-    let allowed = path.starts_with("core/") || path.starts_with("vendor/");
-    let plain = path.split('/').all(|part| {
-        !part.is_empty()
-            && part != "."
-            && part != ".."
-            && part.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-    });
-    (allowed && plain && path.ends_with(".js")).then(|| dir.join(path))
-}
-
-async fn novnc(
-    State(state): State<ViewerState>,
-    UrlPath(path): UrlPath<String>,
-) -> Result<Response, Error> {
-    let file = novnc_path(&state.novnc_dir, &path).ok_or_else(|| {
-        Error::from(ApiError::new(ErrorCode::NotFound, format!("no noVNC file {path:?}")))
-    })?;
-    match tokio::fs::read(&file).await {
-        Ok(bytes) => Ok(static_response("text/javascript; charset=utf-8", Body::from(bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(ApiError::new(ErrorCode::NotFound, format!("no noVNC file {path:?}"))
-                .with_hint(format!(
-                    "the box image carries noVNC under {}",
-                    state.novnc_dir.display()
-                ))
-                .into())
-        }
-        Err(e) => Err(Error::internal(format!("{}: {e}", file.display()))),
-    }
+/// `GET /assets/...` and `GET /novnc/...`: what the guest binary carries.
+async fn asset(req: Request) -> Result<Response, Error> {
+    let path = req.uri().path().trim_start_matches('/');
+    holm_http::viewer_page::asset_response(path).ok_or_else(|| {
+        Error::from(ApiError::new(ErrorCode::NotFound, format!("no viewer asset {path:?}")))
+    })
 }
 
 fn session_of(state: &ViewerState, claims: &Claims) -> ViewerSession {
@@ -427,24 +365,6 @@ async fn pump<S>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_novnc_library_files_are_served() {
-        let d = Path::new("/usr/share/novnc");
-        assert_eq!(novnc_path(d, "core/rfb.js"), Some(d.join("core/rfb.js")));
-        assert!(novnc_path(d, "vendor/pako/lib/zlib/inflate.js").is_some());
-        for bad in [
-            "../etc/passwd",
-            "core/../../etc/passwd.js",
-            "app/ui.js",
-            "core//x.js",
-            "core/x.json",
-            "/core/rfb.js",
-            "core/%2e%2e/x.js",
-        ] {
-            assert_eq!(novnc_path(d, bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn places_name_a_screen_and_a_mode() {

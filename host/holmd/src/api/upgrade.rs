@@ -118,13 +118,21 @@ pub(super) async fn forward(
         Error::from(service::Error::GuestDown { id: id.clone(), part: Part::Agent, late: false })
     })?;
     if answer.status() != reqwest::StatusCode::SWITCHING_PROTOCOLS {
-        // The guest's refusal, in the one error shape, as it answered it.
-        let mut out = Response::builder().status(answer.status().as_u16());
-        if let Some(ct) = answer.headers().get(header::CONTENT_TYPE) {
-            out = out.header(header::CONTENT_TYPE, ct.clone());
-        }
+        // The guest's refusal, in the one error shape: passed on as JSON
+        // only (a box does not choose what type holmd answers), bounded.
+        let status = answer.status().as_u16();
         let body = answer.bytes().await.unwrap_or_default();
-        return out.body(Body::from(body)).map_err(Error::internal);
+        if body.len() > 64 * 1024 || serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err()
+        {
+            tracing::debug!(box_id = %id, status, "a refused upgrade's answer is not JSON");
+            return Err(service::Error::GuestDown { id, part: Part::Agent, late: false }.into());
+        }
+        let mut out =
+            Response::builder().status(status).body(Body::from(body)).map_err(Error::internal)?;
+        holm_http::viewer_page::secure_headers(&mut out);
+        out.headers_mut()
+            .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+        return Ok(out);
     }
     let mut out = Response::builder()
         .status(StatusCode::SWITCHING_PROTOCOLS)

@@ -1,15 +1,18 @@
 //! Viewer URLs and the handoff (behind the server token), and the viewers
 //! themselves through holmd (behind each URL's own token, which the guest
-//! checks): `/v1/boxes/{id}/viewer/...` is the guest's viewer port, pages,
-//! assets and the RFB stream's WebSocket upgrade alike, so a person watches
-//! through the server (and the proxy before it) with no box port opened.
+//! checks): under `/v1/boxes/{id}/viewer/`, holmd serves the page and its
+//! assets from its own binary, and passes the session, control and RFB
+//! stream routes to the guest's viewer port (headers by allowlist both
+//! ways, answers only as JSON or as a WebSocket's bytes), so a person
+//! watches through the server (and the proxy before it) with no box port
+//! opened, and nothing the box serves runs on holmd's origin.
 
 use std::time::Duration;
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
-use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use holm_http::{Error, RequestId, StrictJson, StrictQuery};
 use holm_proto::guest::Page;
@@ -87,21 +90,66 @@ pub(super) async fn handoff(
 // ---------------------------------------------------------------------------
 // The viewers through holmd
 
-/// Headers that belong to one hop and are never passed on.
-const HOP: &[HeaderName] = &[
-    header::CONNECTION,
-    header::HOST,
-    header::PROXY_AUTHENTICATE,
-    header::PROXY_AUTHORIZATION,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-    header::UPGRADE,
-];
-
-fn passed(name: &HeaderName) -> bool {
-    !HOP.contains(name) && name.as_str() != "keep-alive"
+/// What a path under `/v1/boxes/{id}/viewer/` is. holmd serves the page and
+/// its assets itself (the bytes [`holm_http::viewer_page`] embeds) and
+/// passes only three routes to the box's viewer port: nothing the box
+/// answers reaches a script context on holmd's origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Route {
+    /// `{screen}/{view|takeover}`: the page.
+    Page,
+    /// `assets/...`, `novnc/...`: a script or a style.
+    Asset(String),
+    /// `{screen}/{mode}/session`, `.../control`: JSON, passed to the guest at
+    /// this (canonical) path.
+    Json(String),
+    /// `{screen}/{mode}/rfb`: the RFB stream, a WebSocket passed as bytes.
+    Stream(String),
 }
+
+impl Route {
+    fn parse(rest: &str) -> Option<Route> {
+        if holm_http::viewer_page::asset(rest).is_some() {
+            return Some(Route::Asset(rest.to_owned()));
+        }
+        let parts: Vec<&str> = rest.split('/').collect();
+        let (screen, mode, tail) = match parts.as_slice() {
+            [screen, mode] => (screen, mode, None),
+            [screen, mode, tail] => (screen, mode, Some(*tail)),
+            _ => return None,
+        };
+        if screen.is_empty() || !screen.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let screen = screen.parse::<u8>().ok()?;
+        let mode = ["view", "takeover"].into_iter().find(|m| m == mode)?;
+        let at = |tail: &str| format!("/{screen}/{mode}/{tail}");
+        match tail {
+            None => Some(Route::Page),
+            Some(t @ ("session" | "control")) => Some(Route::Json(at(t))),
+            Some("rfb") => Some(Route::Stream(at("rfb"))),
+            Some(_) => None,
+        }
+    }
+
+    /// Whether `method` is this route's.
+    fn takes(&self, method: &Method) -> bool {
+        match self {
+            Route::Page | Route::Asset(_) => matches!(*method, Method::GET | Method::HEAD),
+            Route::Json(path) if path.ends_with("/control") => *method == Method::POST,
+            Route::Json(_) | Route::Stream(_) => *method == Method::GET,
+        }
+    }
+}
+
+/// The request headers the JSON routes pass to the guest: the URL's token
+/// and the body's type. Cookies, the proxy's credentials and everything
+/// else stay at holmd.
+const JSON_REQUEST: &[HeaderName] = &[header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT];
+
+/// The largest body of a control request, and of the guest's JSON answer.
+const MAX_REQUEST: usize = 4 * 1024;
+const MAX_ANSWER: usize = 64 * 1024;
 
 fn viewer_down(id: &str, e: impl std::fmt::Display) -> Error {
     tracing::debug!(box_id = %id, error = %e, "the box's viewer port did not answer");
@@ -115,44 +163,147 @@ pub(super) fn no_viewer_port(id: &str) -> Error {
         .into()
 }
 
-/// `ANY /v1/boxes/{id}/viewer/{*rest}`: the guest's viewer port at `/{rest}`,
-/// through the endpoint the runtime answered for it (at a vendor, its
+/// `ANY /v1/boxes/{id}/viewer/{*rest}`: the page and its assets from holmd
+/// itself; the session, control and stream routes from the guest's viewer
+/// port, through the endpoint the runtime answered for it (at a vendor, its
 /// proxy, over TLS, with its headers). The server token is not asked for:
-/// the guest checks the URL's own token on every route but the page and its
-/// scripts. WebSocket upgrades take the one upgrade path.
+/// the guest checks the URL's own token on the routes it answers.
 pub(super) async fn proxy(
     State(state): State<AppState>,
     Path((id, rest)): Path<(String, String)>,
     req: Request,
 ) -> Result<Response, Error> {
     let entry = state.service.get(&id)?;
+    let route = Route::parse(&rest)
+        .ok_or_else(|| holm_http::route_not_found(req.method(), req.uri().path()).hint(
+            "a viewer page is /v1/boxes/{id}/viewer/SCREEN/view or .../takeover, with its token after #",
+        ))?;
+    if !route.takes(req.method()) {
+        return Err(holm_http::method_not_allowed(req.method(), req.uri().path()));
+    }
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
-    let path = format!("/{rest}");
-    if super::upgrade::is_websocket(req.headers()) {
-        let to = (super::upgrade::Upstream::Viewer, path.as_str());
-        return super::upgrade::forward(&state, entry, to, false, &request_id, req).await;
+    match route {
+        Route::Page => Ok(holm_http::viewer_page::page_response()),
+        Route::Asset(path) => holm_http::viewer_page::asset_response(&path)
+            .ok_or_else(ApiError::internal)
+            .map_err(Error::from),
+        Route::Stream(path) => {
+            if !super::upgrade::is_websocket(req.headers()) {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidRequest,
+                    "the RFB stream is a WebSocket",
+                )
+                .with_hint("connect with Upgrade: websocket")
+                .into());
+            }
+            let to = (super::upgrade::Upstream::Viewer, path.as_str());
+            super::upgrade::forward(&state, entry, to, false, &request_id, req).await
+        }
+        Route::Json(path) => {
+            forward_json(&state, &id, &entry.record(), &path, &request_id, req).await
+        }
     }
-    let record = entry.record();
-    require_running(&record)?;
-    let endpoint = record.viewer.as_ref().ok_or_else(|| no_viewer_port(&id))?;
-    let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
-    let mut rb = state.http.request(req.method().clone(), endpoint.join(&format!("{path}{query}")));
-    for (name, value) in req.headers().iter().filter(|(n, _)| passed(n)) {
-        rb = rb.header(name, value);
+}
+
+/// Passes a session or control request to the guest, and answers what it
+/// answered only if it is JSON (bounded), with holmd's own headers.
+async fn forward_json(
+    state: &AppState,
+    id: &str,
+    record: &crate::store::BoxRecord,
+    path: &str,
+    request_id: &str,
+    req: Request,
+) -> Result<Response, Error> {
+    require_running(record)?;
+    let endpoint = record.viewer.as_ref().ok_or_else(|| no_viewer_port(id))?;
+    let mut rb = state.http.request(req.method().clone(), endpoint.join(path));
+    for name in JSON_REQUEST {
+        if let Some(v) = req.headers().get(name) {
+            rb = rb.header(name, v);
+        }
     }
-    let rb = endpoint.apply(rb).header("x-request-id", &request_id);
-    let rb = if matches!(*req.method(), Method::GET | Method::HEAD) {
-        rb
-    } else {
-        rb.body(reqwest::Body::wrap_stream(req.into_body().into_data_stream()))
-    };
+    let mut rb = endpoint.apply(rb).header("x-request-id", request_id);
+    if req.method() == Method::POST {
+        let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST).await.map_err(|_| {
+            Error::from(ApiError::invalid(format!(
+                "a control request is at most {MAX_REQUEST} bytes"
+            )))
+        })?;
+        rb = rb.body(body);
+    }
     let answer = tokio::time::timeout(Duration::from_secs(15), rb.send())
         .await
-        .map_err(|_| viewer_down(&id, "no answer in time"))?
-        .map_err(|e| viewer_down(&id, e))?;
-    let mut response = Response::builder().status(answer.status().as_u16());
-    for (name, value) in answer.headers().iter().filter(|(n, _)| passed(n)) {
-        response = response.header(name, value);
+        .map_err(|_| viewer_down(id, "no answer in time"))?
+        .map_err(|e| viewer_down(id, e))?;
+    let status = answer.status().as_u16();
+    let body = read_bounded(answer, MAX_ANSWER).await.map_err(|e| viewer_down(id, e))?;
+    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
+        return Err(viewer_down(id, "its answer is not JSON"));
     }
-    response.body(Body::from_stream(answer.bytes_stream())).map_err(|e| viewer_down(&id, e))
+    let mut response = Response::builder()
+        .status(status)
+        .body(Body::from(body))
+        .map_err(|e| viewer_down(id, e))?;
+    holm_http::viewer_page::secure_headers(&mut response);
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(holm_http::viewer_page::STATIC_CSP),
+    );
+    Ok(response)
+}
+
+/// A response's body, refused past `max` bytes.
+async fn read_bounded(mut answer: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > max {
+            return Err(format!("its answer is over {max} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_three_routes_reach_the_box() {
+        assert_eq!(Route::parse("0/view"), Some(Route::Page));
+        assert_eq!(Route::parse("2/takeover"), Some(Route::Page));
+        assert_eq!(Route::parse("0/view/session"), Some(Route::Json("/0/view/session".into())));
+        assert_eq!(
+            Route::parse("1/takeover/control"),
+            Some(Route::Json("/1/takeover/control".into()))
+        );
+        assert_eq!(Route::parse("0/view/rfb"), Some(Route::Stream("/0/view/rfb".into())));
+        assert_eq!(Route::parse("assets/app.js"), Some(Route::Asset("assets/app.js".into())));
+        assert_eq!(
+            Route::parse("novnc/core/rfb.js"),
+            Some(Route::Asset("novnc/core/rfb.js".into()))
+        );
+        for other in [
+            "novnc/core/nothing.js",
+            "novnc/app/ui.js",
+            "assets/../0/view",
+            "0/view/",
+            "0/view/x",
+            "+0/view/session",
+            "256/view",
+            "0/control",
+            "0/view/session/x",
+            "",
+        ] {
+            assert_eq!(Route::parse(other), None, "{other}");
+        }
+        assert!(Route::Page.takes(&Method::GET));
+        assert!(!Route::Json("/0/takeover/control".into()).takes(&Method::GET));
+        assert!(Route::Json("/0/takeover/control".into()).takes(&Method::POST));
+        assert!(!Route::Json("/0/view/session".into()).takes(&Method::POST));
+    }
 }

@@ -1,9 +1,11 @@
 // The live screen: one box screen's RFB stream over WebSocket, drawn by
-// noVNC (Debian's `novnc` package, served by the guest under ../novnc/),
-// scaled to its container, reconnecting when the connection drops.
+// noVNC (1.3.0, vendored beside this file and served under ../novnc/ by
+// holmd, or by the guest on a published viewer port, from their own
+// binaries: never from the box's disk), scaled to its container,
+// reconnecting when the connection drops.
 //
 // Used by the viewer page (app.js) and by the MCP Apps live screen, which
-// imports this module through holmd. The token travels as a WebSocket
+// imports this module from holmd. The token travels as a WebSocket
 // subprotocol, never in a URL.
 
 import RFB from '../novnc/core/rfb.js';
