@@ -224,7 +224,7 @@ fn api_error(e: holm_client::ClientError) -> ApiError {
 
 async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::Target) {
     let display = target.display;
-    let server = TestServer::start().await;
+    let mut server = TestServer::start().await;
     let info = new_box(&server, display, None).await;
     let id = info.id.clone();
     let b = server.client.boxed(&id);
@@ -371,6 +371,12 @@ async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::T
     let s = viewer_session(&url).await;
     assert_eq!(s["handoff"]["help"]["reason"], "the captcha", "the page shows the reason: {s}");
 
+    a_revoked_url_stays_revoked(&mut server, &id).await;
+    let pair = holm_proto::viewer::ScreenViewers {
+        view_url: pair.view_url.replacen(&prefix[..prefix.find("/v1/").unwrap()], &server.url, 1),
+        ..pair.clone()
+    };
+
     // A stopped and started box: a new desktop, new URLs; the old open nothing.
     drop(watcher);
     server.client.stop_box(&id).await.unwrap();
@@ -382,6 +388,45 @@ async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::T
     assert_eq!(refusal.status, 401, "{}", refusal.body);
     rfb::open(&fresh.viewers[0].view_url).await.expect("the new URL is let in");
     server.client.remove_box(&id).await.expect("remove");
+}
+
+/// What a viewer session answers `token` (the status).
+async fn session_status(server: &TestServer, id: &str, token: &str) -> u16 {
+    let url = format!("{}/v1/boxes/{id}/viewer/0/takeover/session", server.url);
+    http().get(url).bearer_auth(token).send().await.unwrap().status().as_u16()
+}
+
+/// The review's M1 probe: the shown takeover URL, revoked, stays dead
+/// across a GET that shows a new pair, another viewer's config push and a
+/// restart of holmd; the record still lists it, revoked.
+async fn a_revoked_url_stays_revoked(server: &mut TestServer, id: &str) {
+    let shown = server.client.get_box(id, None).await.unwrap().viewers[0].clone();
+    let (_, token) = shown.takeover_url.split_once("#token=").unwrap();
+    let grant = server
+        .client
+        .viewers(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|g| g.url == shown.takeover_url)
+        .expect("the shown takeover URL is listed")
+        .id;
+    assert_eq!(session_status(server, id, token).await, 200);
+    server.client.revoke_viewer(id, &grant).await.unwrap();
+    assert_eq!(session_status(server, id, token).await, 401, "revoked");
+    let again = server.client.get_box(id, None).await.unwrap().viewers[0].clone();
+    assert_ne!(again.takeover_url, shown.takeover_url, "a new shown takeover URL");
+    assert_eq!(again.view_url, shown.view_url, "the shown watch-only URL is kept");
+    let push = CreateViewer { label: Some("dave".into()), ..CreateViewer::default() };
+    server.client.create_viewer(id, &push).await.unwrap();
+    assert_eq!(session_status(server, id, token).await, 401, "after another viewer's push");
+    let listed = server.client.viewers(id).await.unwrap();
+    let g = listed.iter().find(|g| g.id == grant).expect("the revoked grant stays listed");
+    assert!(g.revoked_at.is_some(), "{g:?}");
+    server.restart().await;
+    assert_eq!(session_status(server, id, token).await, 401, "after a restart of holmd");
+    let (_, fresh) = again.takeover_url.split_once("#token=").unwrap();
+    assert_eq!(session_status(server, id, fresh).await, 200, "the new URL opens after the restart");
 }
 
 #[tokio::test]

@@ -196,7 +196,12 @@ impl Viewers {
                 tracing::info!("the viewers have a new key; earlier connections are ended");
             }
         }
-        let revoked: HashSet<String> = config.revoked.into_iter().collect();
+        let mut revoked: HashSet<String> = config.revoked.into_iter().collect();
+        if same_key && let Some(c) = &inner.config {
+            // A revocation lasts as long as the key: a later push that
+            // leaves a grant out does not bring it back.
+            revoked.extend(c.revoked.iter().cloned());
+        }
         for g in &revoked {
             if let Some(grant) = inner.grants.get(g) {
                 grant.cancel.cancel();
@@ -740,6 +745,13 @@ mod tests {
         assert_eq!(
             v.authorize(Some(&t), 0, ViewerMode::Control).unwrap_err().code,
             ErrorCode::Unauthorized
+        );
+        // A later push with the same key that leaves it out keeps it revoked.
+        v.configure(config(&key)).unwrap();
+        assert_eq!(
+            v.authorize(Some(&t), 0, ViewerMode::Control).unwrap_err().code,
+            ErrorCode::Unauthorized,
+            "a revocation lasts as long as the key"
         );
 
         let t2 = token(&key, 0, ViewerMode::View, "vg_02");

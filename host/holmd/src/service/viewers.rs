@@ -3,7 +3,10 @@
 //! agent and a person.
 //!
 //! A grant is kept in the box's record (never its token, which is signed
-//! again on demand with the record's viewer key). Each new desktop (a new
+//! again on demand with the record's viewer key) until it expires, revoked
+//! or not: the guest is told the revoked ones on every push (a new grant
+//! with a label, a revocation, a restart of holmd), so a revoked URL stays
+//! dead until it would have expired. Each new desktop (a new
 //! box, a started box) gets a new key, so earlier URLs stop working. Grant
 //! times are real seconds since the epoch, as the guest checks them.
 
@@ -29,6 +32,9 @@ const MAX_LABEL: usize = 80;
 const MAX_REASON: usize = 500;
 /// A shown pair with less than this left is made again.
 const SHOWN_MIN_LEFT_SECS: u64 = 300;
+/// How long past its expiry a revoked grant is still sent to the guest as
+/// revoked (a guest's clock may be behind holmd's).
+const REVOKED_MARGIN_SECS: u64 = 600;
 /// How long a guest may take to answer a viewer call (waits add their own).
 const GUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -179,8 +185,14 @@ impl Service {
 
     async fn push_viewer_config(&self, entry: &Entry, guest: &BoxClient) -> Result<(), Error> {
         let now = viewer_token::now_secs();
-        // Expired grants open nothing anyway: they are forgotten.
-        entry.update(|r| r.viewer_grants.retain(|g| g.expires_at > now));
+        // Expired grants open nothing anyway: they are forgotten. A revoked
+        // one is kept a while longer, for a guest whose clock is behind.
+        entry.update(|r| {
+            r.viewer_grants.retain(|g| {
+                let margin = if g.revoked_at.is_some() { REVOKED_MARGIN_SECS } else { 0 };
+                g.expires_at + margin > now
+            });
+        });
         let r = entry.record();
         let Some(key) = r.viewer_key.clone() else { return Ok(()) };
         let config = ViewerConfig {
@@ -230,20 +242,21 @@ impl Service {
         let screens = u8::try_from(r.screens.len().max(1)).unwrap_or(1);
         let mut made = false;
         for screen in 0..screens {
-            let has = |mode| r.viewer_grants.iter().any(|g| fresh(&g, screen, mode));
-            if !has(ViewerMode::View) || !has(ViewerMode::Control) {
+            for mode in [ViewerMode::View, ViewerMode::Control] {
+                if r.viewer_grants.iter().any(|g| fresh(&g, screen, mode)) {
+                    continue;
+                }
                 made = true;
                 entry.update(|r| {
-                    r.viewer_grants.retain(|g| !(g.shown && g.screen == screen));
-                    for mode in [ViewerMode::View, ViewerMode::Control] {
-                        r.viewer_grants.push(new_grant(
-                            screen,
-                            mode,
-                            DEFAULT_GRANT_SECS,
-                            None,
-                            true,
-                        ));
+                    // The grant shown before stays in the record until it
+                    // expires: revoked, it stays revoked (the guest is told
+                    // on every push); valid, it stays listed and revocable.
+                    for g in r.viewer_grants.iter_mut() {
+                        if g.shown && g.screen == screen && g.mode == mode {
+                            g.shown = false;
+                        }
                     }
+                    r.viewer_grants.push(new_grant(screen, mode, DEFAULT_GRANT_SECS, None, true));
                 });
             }
         }
