@@ -667,5 +667,43 @@ async fn viewers_work_behind_nginx_and_bind_any_publishes_with_a_token() {
     let (url, _) = rfb::stream_of(view);
     let refusal = rfb::connect(&url, None).await.expect_err("no token");
     assert_eq!(refusal.status, 401);
+    // The guest serves the page's scripts from its binary on its own port too.
+    let port_root = view.split("/0/view").next().unwrap();
+    let r = http().get(format!("{port_root}/novnc/core/rfb.js")).send().await.unwrap();
+    let carried = viewer_page::asset("novnc/core/rfb.js").unwrap().1;
+    assert!(r.bytes().await.unwrap().as_ref() == carried, "the guest's noVNC is its own");
+    server.client.remove_box(&info.id).await.unwrap();
+
+    an_open_box_is_not_open_through_holmd(&server).await;
+}
+
+/// The review's M2 probe: a box whose viewers need no token (`auth: none`,
+/// for tools on the server's host) is not open through holmd to whoever
+/// knows its id: its session and stream there ask for the server token.
+async fn an_open_box_is_not_open_through_holmd(server: &TestServer) {
+    let open = ViewerPolicy { auth: ViewerAuth::None, ..ViewerPolicy::default() };
+    let info = new_box(server, Profile::X11, Some(open)).await;
+    let page = info.viewers[0].takeover_url.clone();
+    let path = format!("/v1/boxes/{}/viewer/0/takeover", info.id);
+    assert!(page.ends_with(&path), "no token in an open box's URL: {page}");
+    let r = http().get(format!("{page}/session")).send().await.unwrap();
+    assert_eq!(r.status(), 401, "no credential");
+    let r = http().get(format!("{page}/session")).bearer_auth("vg_guess").send().await.unwrap();
+    assert_eq!(r.status(), 401, "a wrong credential");
+    let r = http().get(format!("{page}/session")).bearer_auth(&server.token).send().await.unwrap();
+    assert_eq!(r.status(), 200, "the server token");
+    let s: Value = r.json().await.unwrap();
+    assert_eq!((s["mode"].as_str(), s["grant"].as_str()), (Some("control"), Some("open")), "{s}");
+    let (stream, _) = rfb::stream_of(&page);
+    let refusal = rfb::connect(&stream, None).await.expect_err("no credential");
+    assert_eq!(refusal.status, 401, "{}", refusal.body);
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut req = stream.as_str().into_client_request().unwrap();
+    let h = req.headers_mut();
+    h.insert("sec-websocket-protocol", "holm-rfb.v1".parse().unwrap());
+    h.insert("authorization", format!("Bearer {}", server.token).parse().unwrap());
+    let (ws, _) =
+        tokio_tungstenite::connect_async(req).await.expect("the stream with the server token");
+    drop(ws);
     server.client.remove_box(&info.id).await.unwrap();
 }

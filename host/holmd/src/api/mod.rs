@@ -54,6 +54,9 @@ pub struct AppState {
     pub forward_timeout: std::time::Duration,
     /// `HOLM_PUBLIC_URL`: the address viewer URLs name, behind a proxy.
     pub public_url: Option<String>,
+    /// The server token, when there is one: the viewer routes of a box whose
+    /// policy needs no viewer token ask for it.
+    pub server_token: Option<Arc<[u8]>>,
 }
 
 /// What [`app_with`] needs besides the service.
@@ -303,19 +306,21 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
     let public_paths: Arc<Vec<String>> =
         Arc::new(ops.iter().filter(|o| o.op.public).map(|o| o.path.clone()).collect());
     let openapi = Arc::new(doc::openapi(&ops, env!("CARGO_PKG_VERSION")));
+    let token: Option<Arc<[u8]>> = options.token.map(|t| t.as_bytes().into());
     let state = AppState {
         service,
         http: forward::client(),
         openapi,
         forward_timeout: options.forward_timeout,
         public_url: options.public_url,
+        server_token: token.clone(),
     };
     // Not behind the server token and not traced: the guest checks each
-    // viewer URL's own token, so a URL can be handed to a person.
+    // viewer URL's own token, so a URL can be handed to a person (a box
+    // whose policy needs no viewer token asks for the server token there).
     let viewer = Router::new()
         .route("/v1/boxes/{id}/viewer/{*rest}", axum::routing::any(viewers::proxy))
         .with_state(state.clone());
-    let token: Option<Arc<[u8]>> = options.token.map(|t| t.as_bytes().into());
     let edge = options.edge;
     let routes = Router::new()
         .merge(router)

@@ -16,13 +16,14 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::response::{IntoResponse, Response};
 use holm_http::{Error, RequestId, StrictJson, StrictQuery};
 use holm_proto::guest::Page;
-use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
+use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerAuth, ViewerGrant};
 use holm_proto::{ApiError, ErrorCode};
 
 use super::AppState;
 use super::box_path::BoxPath;
 use crate::service::state::require_running;
 use crate::service::{self, Part};
+use crate::store::BoxRecord;
 
 /// Where the caller reached the server: `HOLM_PUBLIC_URL`, else the
 /// request's `Host`.
@@ -142,10 +143,35 @@ impl Route {
     }
 }
 
-/// The request headers the JSON routes pass to the guest: the URL's token
-/// and the body's type. Cookies, the proxy's credentials and everything
-/// else stay at holmd.
-const JSON_REQUEST: &[HeaderName] = &[header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT];
+/// The request headers the JSON routes pass to the guest: the body's type,
+/// and the URL's token (`Authorization`) when the box's viewers need one.
+/// Cookies, a proxy's credentials and everything else stay at holmd.
+const JSON_REQUEST: &[HeaderName] = &[header::CONTENT_TYPE, header::ACCEPT];
+
+/// The headers of `from` a JSON route passes to the guest.
+fn json_request_headers(from: &HeaderMap, viewer_token: bool) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    let names = JSON_REQUEST.iter().chain(viewer_token.then_some(&header::AUTHORIZATION));
+    for name in names {
+        if let Some(v) = from.get(name) {
+            out.insert(name.clone(), v.clone());
+        }
+    }
+    out
+}
+
+/// A box whose policy needs no viewer token (`policy.auth: none`, for tools
+/// on the server's host) is not open through holmd: its viewer routes ask
+/// for the server token, when the server has one, and pass it on to no box.
+fn open_box_check(state: &AppState, record: &BoxRecord, req: &Request) -> Result<bool, Error> {
+    let open = record.spec.policy.as_ref().is_some_and(|p| p.auth == ViewerAuth::None);
+    if let (true, Some(token)) = (open, &state.server_token) {
+        holm_http::check_bearer(req, token, "the server token").map_err(|e| {
+            e.hint("this box's viewers need no viewer token (policy.auth: none), so through holmd they need the server token as Authorization: Bearer")
+        })?;
+    }
+    Ok(!open)
+}
 
 /// The largest body of a control request, and of the guest's JSON answer.
 const MAX_REQUEST: usize = 4 * 1024;
@@ -188,6 +214,7 @@ pub(super) async fn proxy(
             .ok_or_else(ApiError::internal)
             .map_err(Error::from),
         Route::Stream(path) => {
+            open_box_check(&state, &entry.record(), &req)?;
             if !super::upgrade::is_websocket(req.headers()) {
                 return Err(ApiError::new(
                     ErrorCode::InvalidRequest,
@@ -210,19 +237,16 @@ pub(super) async fn proxy(
 async fn forward_json(
     state: &AppState,
     id: &str,
-    record: &crate::store::BoxRecord,
+    record: &BoxRecord,
     path: &str,
     request_id: &str,
     req: Request,
 ) -> Result<Response, Error> {
+    let viewer_token = open_box_check(state, record, &req)?;
     require_running(record)?;
     let endpoint = record.viewer.as_ref().ok_or_else(|| no_viewer_port(id))?;
-    let mut rb = state.http.request(req.method().clone(), endpoint.join(path));
-    for name in JSON_REQUEST {
-        if let Some(v) = req.headers().get(name) {
-            rb = rb.header(name, v);
-        }
-    }
+    let rb = state.http.request(req.method().clone(), endpoint.join(path));
+    let rb = rb.headers(json_request_headers(req.headers(), viewer_token));
     let mut rb = endpoint.apply(rb).header("x-request-id", request_id);
     if req.method() == Method::POST {
         let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST).await.map_err(|_| {
@@ -241,10 +265,13 @@ async fn forward_json(
     if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
         return Err(viewer_down(id, "its answer is not JSON"));
     }
-    let mut response = Response::builder()
-        .status(status)
-        .body(Body::from(body))
-        .map_err(|e| viewer_down(id, e))?;
+    json_answer(status, body).map_err(|e| viewer_down(id, e))
+}
+
+/// A guest's JSON answer as holmd passes it on: its status and body, with
+/// holmd's own headers only (no `Set-Cookie`, no type the box chose).
+fn json_answer(status: u16, body: Vec<u8>) -> Result<Response, axum::http::Error> {
+    let mut response = Response::builder().status(status).body(Body::from(body))?;
     holm_http::viewer_page::secure_headers(&mut response);
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -305,5 +332,41 @@ mod tests {
         assert!(!Route::Json("/0/takeover/control".into()).takes(&Method::GET));
         assert!(Route::Json("/0/takeover/control".into()).takes(&Method::POST));
         assert!(!Route::Json("/0/view/session".into()).takes(&Method::POST));
+    }
+
+    #[test]
+    fn headers_pass_by_allowlist_both_ways() {
+        let mut h = HeaderMap::new();
+        for (name, value) in [
+            ("cookie", "sso=PROBE-COOKIE"),
+            ("authorization", "Bearer vg_x.y"),
+            ("proxy-authorization", "Basic cHJvYmU6cHJvYmU="),
+            ("x-forwarded-user", "alice"),
+            ("content-type", "application/json"),
+            ("accept", "application/json"),
+        ] {
+            h.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        }
+        let passed = json_request_headers(&h, true);
+        let mut names: Vec<&str> = passed.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["accept", "authorization", "content-type"]);
+        let open = json_request_headers(&h, false);
+        assert!(open.get(header::AUTHORIZATION).is_none(), "no token goes to an open box");
+
+        let r = json_answer(401, b"{}".to_vec()).unwrap();
+        let mut names: Vec<&str> = r.headers().keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "cache-control",
+                "content-security-policy",
+                "content-type",
+                "referrer-policy",
+                "x-content-type-options"
+            ]
+        );
+        assert_eq!(r.status(), 401);
     }
 }
