@@ -325,7 +325,7 @@ impl Harness {
                 max_boxes: 8,
                 // The fake guest answers at once; a silent one is given up
                 // on quickly.
-                first_answer: Duration::from_secs(1),
+                first_answer: Duration::from_secs(3),
                 ..holmd::service::Limits::default()
             },
         });
