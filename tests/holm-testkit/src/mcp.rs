@@ -331,7 +331,11 @@ async fn live_screen(mcp: &mut McpClient, server: &TestServer, id: &str) {
     assert_eq!(r["mimeType"], holm_mcp::live::MIME);
     let contents = mcp.read_resource(holm_mcp::live::LIVE_URI).await;
     assert_eq!(contents[0]["mimeType"], holm_mcp::live::MIME);
-    assert!(contents[0]["text"].as_str().unwrap().contains("view_screen"), "{}", contents[0]);
+    let view = contents[0]["text"].as_str().unwrap();
+    assert!(view.contains("view_screen"), "{}", contents[0]);
+    // The view imports its module from holmd's own address, not a URL's.
+    let holmd = format!("const HOLMD = \"{}\";", server.url.trim_end_matches('/'));
+    assert!(view.contains(&holmd), "{view}");
     let connect = contents[0]["_meta"]["ui"]["csp"]["connectDomains"].to_string();
     assert!(connect.contains(&server.url), "the view may reach holmd: {connect}");
 
