@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DirectoryNotEmptyError, FileNotFoundError, HolmError, NotFoundError } from "@holm/sdk";
-import { plain } from "./helpers.mjs";
+import { execFileSync } from "node:child_process";
+import { installed, plain } from "./helpers.mjs";
 
 const collect = async (iter) => {
   const out = [];
@@ -95,4 +96,25 @@ test("the terminal is a real pty", async () => {
   assert.equal((await term.read()).length, 0);
   // What the shell did is in the box.
   assert.equal(await box.readText("/tmp/sdk-ts-term.txt"), "from-the-terminal\n");
+});
+
+test("installed without ws, the terminal uses the global WebSocket, or is refused saying why", async () => {
+  const box = await plain();
+  const project = await installed();
+  const script = `
+    import { Holm } from "@holm/sdk";
+    const box = new Holm().box(process.argv[1]);
+    try {
+      const term = await box.terminal({ command: "echo via-global-websocket" });
+      console.log(JSON.stringify({ printed: await term.readUntil("via-global-websocket"), exit: await term.wait() }));
+    } catch (e) {
+      console.log(JSON.stringify({ code: e.code, message: e.message }));
+    }`;
+  const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script, box.id], { cwd: project, encoding: "utf8" }));
+  if (typeof globalThis.WebSocket === "function") {
+    assert.equal(out.exit, 0, JSON.stringify(out));
+  } else {
+    assert.equal(out.code, "unsupported", JSON.stringify(out));
+    assert.ok(out.message.includes("install the ws package"), out.message);
+  }
 });
