@@ -167,6 +167,35 @@ pub async fn launch_with(
 /// again.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a new machine's guest may take to give its first answer (any
+/// health at all, ready or not). The guest answers within a second or two
+/// of its machine starting, and in under 20 s under gVisor's ptrace
+/// platform on a loaded machine of two cores; a machine whose guest has
+/// not answered by then has hung in its own start (seen once in CI: a
+/// gVisor sandbox whose guest never answered in ten minutes), and holmd
+/// restarts it once rather than wait the rest of its readiness deadline.
+pub const FIRST_ANSWER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Waits until the guest answers `/health` at all (whatever it says), or
+/// `timeout` passes; answers the last error when it never did.
+pub async fn wait_answer(guest: &BoxClient, timeout: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + timeout;
+    let mut interval = Duration::from_millis(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let last = match tokio::time::timeout(PROBE_TIMEOUT.min(left), guest.health()).await {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "the guest took its connection and did not answer /health".to_owned(),
+        };
+        if Instant::now() >= deadline {
+            return Err(last);
+        }
+        tokio::time::sleep(interval).await;
+        interval = (interval * 2).min(Duration::from_millis(100));
+    }
+}
+
 /// Waits until every component of the box's desktop is ready.
 pub async fn wait_ready(guest: &BoxClient, timeout: Duration) -> Result<Health, LaunchError> {
     wait_ready_for(guest, timeout, Ready::Browser).await

@@ -42,6 +42,10 @@ struct Fake {
     machines: Mutex<BTreeMap<String, Machine>>,
     secrets: Mutex<BTreeMap<String, String>>,
     calls: Mutex<Vec<String>>,
+    /// When set, the next machine made answers this address for its guest,
+    /// a port that takes connections and never answers (a machine hung in
+    /// its own start), until it is started again.
+    silent: Mutex<Option<SocketAddr>>,
 }
 
 impl Fake {
@@ -52,6 +56,7 @@ impl Fake {
             machines: Mutex::default(),
             secrets: Mutex::default(),
             calls: Mutex::default(),
+            silent: Mutex::default(),
         })
     }
 
@@ -117,11 +122,15 @@ impl Runtime for Fake {
         let id = format!("m-{}", spec.box_id);
         let mut labels = spec.labels.clone();
         labels.insert(LABEL_BOX.into(), spec.box_id.clone());
+        let endpoint = match self.silent.lock().unwrap().take() {
+            Some(silent) => Endpoint::loopback(silent),
+            None => self.endpoint(),
+        };
         let m = Machine {
             id: id.clone(),
             box_id: Some(spec.box_id.clone()),
             state: MachineState::Running,
-            endpoints: [(holm_proto::guest::DEFAULT_GUEST_PORT, self.endpoint())].into(),
+            endpoints: [(holm_proto::guest::DEFAULT_GUEST_PORT, endpoint)].into(),
             labels,
         };
         let secret = spec.env.iter().find(|(k, _)| k == ENV_SECRET_SHA256).map(|(_, v)| v.clone());
@@ -151,7 +160,12 @@ impl Runtime for Fake {
     }
     async fn start(&self, id: &str) -> RtResult<Machine> {
         self.call(format!("start {id}"));
-        self.set(id, MachineState::Running)
+        self.set(id, MachineState::Running)?;
+        // A start is a new machine process, on the guest that answers.
+        let mut machines = self.machines.lock().unwrap();
+        let m = machines.get_mut(id).ok_or_else(|| RuntimeError::NotFound(id.into()))?;
+        m.endpoints.insert(holm_proto::guest::DEFAULT_GUEST_PORT, self.endpoint());
+        Ok(m.clone())
     }
     async fn pause(&self, id: &str) -> RtResult<()> {
         self.call(format!("pause {id}"));
@@ -307,7 +321,13 @@ impl Harness {
             clock: Arc::clone(&clock) as Arc<dyn Clock>,
             server_name: "test".into(),
             remote_setup,
-            limits: holmd::service::Limits { max_boxes: 8, ..holmd::service::Limits::default() },
+            limits: holmd::service::Limits {
+                max_boxes: 8,
+                // The fake guest answers at once; a silent one is given up
+                // on quickly.
+                first_answer: Duration::from_secs(3),
+                ..holmd::service::Limits::default()
+            },
         });
         service.recover().await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -335,6 +355,41 @@ impl Harness {
 
 fn code(e: &holm_client::ClientError) -> Option<ErrorCode> {
     e.api().map(|a| a.code)
+}
+
+/// A port that takes every connection and never answers.
+async fn silent_port() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn a_new_box_whose_guest_never_answers_is_restarted_once_and_runs() {
+    let h = Harness::new(ALL).await;
+    // A guest that answers: its machine is never restarted.
+    let quick = h.running(Placement::default()).await;
+    assert!(!h.fake.calls().iter().any(|c| c.starts_with("stop ")), "{:?}", h.fake.calls());
+
+    let (silent, task) = silent_port().await;
+    *h.fake.silent.lock().unwrap() = Some(silent);
+    let id = h.running(Placement::default()).await;
+    task.abort();
+    let machine = format!("m-{id}");
+    let calls = h.fake.calls();
+    let restarts: Vec<&String> =
+        calls.iter().filter(|c| c.ends_with(&machine) && !c.starts_with("create")).collect();
+    assert_eq!(restarts, [&format!("stop {machine}"), &format!("start {machine}")], "{calls:?}");
+    // It answers on its new endpoint, through holmd.
+    let guest = h.client.boxed(&id);
+    guest.screens().await.expect("the restarted box's guest answers");
+    assert_ne!(quick, id);
 }
 
 #[tokio::test]

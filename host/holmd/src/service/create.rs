@@ -304,7 +304,53 @@ impl Service {
             return;
         }
         self.save(&entry).await;
+        self.restart_if_silent(&entry, &runtime).await;
         self.await_desktop(&entry, &runtime, OnTimeout::Fail).await;
+    }
+
+    /// Restarts a new box's machine once when its guest gives no answer at
+    /// all in [`Limits::first_answer`](super::Limits) (by default
+    /// [`launch::FIRST_ANSWER_TIMEOUT`]): the machine hung in its own
+    /// start (a gVisor sandbox did, once in CI), and a fresh start answers
+    /// in seconds where waiting out the readiness deadline never would.
+    /// The box stays `starting`, on the machine's new ports.
+    async fn restart_if_silent(&self, entry: &Arc<Entry>, runtime: &Arc<dyn Runtime>) {
+        let r = entry.record();
+        let (Some(endpoint), Some(machine)) = (r.guest.as_ref(), r.machine_id.clone()) else {
+            return;
+        };
+        if !runtime.can().stop {
+            return;
+        }
+        let guest = BoxClient::at(endpoint, &r.secret);
+        let within = self.limits.first_answer;
+        let Err(why) = launch::wait_answer(&guest, within).await else {
+            return;
+        };
+        if entry.record().state != BoxState::Starting {
+            return;
+        }
+        tracing::warn!(
+            box_id = %r.id,
+            error = %why,
+            "the guest gave no answer in {} s: restarting its machine once",
+            within.as_secs()
+        );
+        entry.progress.stage(Stage::Container, "restarting its machine: its guest did not answer");
+        let _ = runtime.stop(&machine).await;
+        match runtime.start(&machine).await {
+            Ok(m) => {
+                entry.update(|r| {
+                    if let Some(guest) = m.guest() {
+                        r.guest = Some(guest.clone());
+                    }
+                    r.bridge = m.bridge().cloned();
+                    r.viewer = m.viewer().cloned();
+                });
+                self.save(entry).await;
+            }
+            Err(e) => tracing::warn!(box_id = %r.id, error = %e, "the restart failed"),
+        }
     }
 
     /// Waits for the desktop of a box in `starting`, then marks it running.

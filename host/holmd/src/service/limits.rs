@@ -38,6 +38,9 @@ pub struct Limits {
     /// The most bytes of removed boxes' recordings the server keeps
     /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
     pub recordings_bytes: u64,
+    /// How long a new box's guest may take to give any answer before its
+    /// machine is restarted once ([`holm::launch::FIRST_ANSWER_TIMEOUT`]).
+    pub first_answer: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -50,6 +53,7 @@ impl Default for Limits {
             timeline_screenshots: 300,
             timeline_bytes: 100 << 20,
             recordings_bytes: 20 << 30,
+            first_answer: holm::launch::FIRST_ANSWER_TIMEOUT,
         }
     }
 }
