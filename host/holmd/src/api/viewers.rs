@@ -149,7 +149,7 @@ pub(super) async fn proxy(
     let answer = tokio::time::timeout(Duration::from_secs(15), rb.send())
         .await
         .map_err(|_| viewer_down(&id, "no answer in time"))?
-        .map_err(|e| viewer_down(&id, e))?;
+        .map_err(|e| viewer_down(&id, e.without_url()))?;
     let mut response = Response::builder().status(answer.status().as_u16());
     for (name, value) in answer.headers().iter().filter(|(n, _)| passed(n)) {
         response = response.header(name, value);
