@@ -4,6 +4,8 @@
 //! |---|---|---|
 //! | `HOLM_SERVER_ADDR` | `127.0.0.1:8080` | where to listen |
 //! | `HOLM_SERVER_TOKEN` | unset | the bearer token every route but `/v1/health` and `/v1/openapi.json` needs |
+//! | `HOLM_SERVER_TOKEN_FILE` | `$CREDENTIALS_DIRECTORY/token` when systemd passed one | a file holding the token; missing, unreadable or empty stops the start |
+//! | `HOLM_INSECURE_NO_TOKEN` | unset | `1` (or `--insecure-no-token`): answer beyond loopback without a token, warned on every start |
 //! | `HOLM_STATE_DIR` | `$XDG_STATE_HOME/holm`, else `~/.local/state/holm` | the `local` store's directory (and the `sqlite` file's default place) |
 //! | `HOLM_STORAGE_BACKEND` | `local` | `local`, `sqlite`, `postgres` or `s3` ([`crate::store`]) |
 //! | `HOLM_SQLITE_PATH` | `$HOLM_STATE_DIR/holm.db` | the `sqlite` database file |
@@ -25,8 +27,11 @@
 //! | `HOLM_TIMELINE_BYTES` | `100m` | the most bytes of screenshots a box's timeline keeps; past it the oldest go |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
-//! Without `HOLM_SERVER_TOKEN` the server answers without a credential, and
-//! therefore refuses to listen on anything but a loopback address.
+//! Without a token the server answers without a credential, and therefore
+//! refuses to start when it would answer beyond loopback: a bind address
+//! that is not loopback, or a `HOLM_PUBLIC_URL` (a proxy forwards the
+//! internet to loopback). `HOLM_INSECURE_NO_TOKEN=1` or the
+//! `--insecure-no-token` flag is the only way past ([`Exposure`]).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -42,6 +47,8 @@ pub struct ServerConfig {
     pub addr: SocketAddr,
     /// The bearer token, if any. Never logged.
     pub token: Option<String>,
+    /// How far the server answers without a token.
+    pub exposure: Exposure,
     /// Where records are kept.
     pub state_dir: PathBuf,
     /// The runtimes to offer, when limited.
@@ -70,6 +77,7 @@ impl fmt::Debug for ServerConfig {
         f.debug_struct("ServerConfig")
             .field("addr", &self.addr)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("exposure", &self.exposure)
             .field("state_dir", &self.state_dir)
             .field("runtimes", &self.runtimes)
             .field("public_url", &self.public_url)
@@ -90,6 +98,28 @@ impl ServerConfig {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
+    /// Reads the configuration from the environment and holmd's arguments
+    /// (only [`INSECURE_NO_TOKEN_FLAG`] is known; anything else is refused).
+    pub fn from_env_and_args(args: impl IntoIterator<Item = String>) -> Result<Self, String> {
+        let mut insecure = false;
+        for a in args {
+            if a == INSECURE_NO_TOKEN_FLAG {
+                insecure = true;
+            } else {
+                return Err(format!(
+                    "unknown argument {a:?}: holmd takes only {INSECURE_NO_TOKEN_FLAG}; \
+                     everything else is set by environment variables (docs/config.md)"
+                ));
+            }
+        }
+        Self::from_lookup(|k| {
+            if insecure && k == INSECURE_NO_TOKEN {
+                return Some("1".to_owned());
+            }
+            std::env::var(k).ok()
+        })
+    }
+
     /// Reads the configuration through `get`.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let get = |k: &str| get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
@@ -99,17 +129,14 @@ impl ServerConfig {
                 format!("HOLM_SERVER_ADDR={v:?} is not HOST:PORT, such as 127.0.0.1:8080")
             })?,
         };
-        let token = get("HOLM_SERVER_TOKEN");
-        if let Some(t) = &token {
-            if t.len() < 16 {
-                return Err("HOLM_SERVER_TOKEN is shorter than 16 characters; make one with: openssl rand -hex 32".into());
-            }
-        } else if !addr.ip().is_loopback() {
-            return Err(format!(
-                "HOLM_SERVER_ADDR={addr} is not a loopback address, and HOLM_SERVER_TOKEN is not set: \
-                 set a token, or listen on 127.0.0.1"
-            ));
-        }
+        let token = token(&get)?;
+        let public_url = get("HOLM_PUBLIC_URL").map(|u| u.trim_end_matches('/').to_owned());
+        let insecure = match get(INSECURE_NO_TOKEN).as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(format!("{INSECURE_NO_TOKEN}={v:?} is not 1 or 0")),
+        };
+        let exposure = exposure(token.is_some(), addr, public_url.as_deref(), insecure)?;
         let state_dir = match get("HOLM_STATE_DIR") {
             Some(d) => PathBuf::from(d),
             None => match (get("XDG_STATE_HOME"), get("HOME")) {
@@ -120,7 +147,6 @@ impl ServerConfig {
         };
         let runtimes = get("HOLM_SERVER_RUNTIMES")
             .map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect());
-        let public_url = get("HOLM_PUBLIC_URL").map(|u| u.trim_end_matches('/').to_owned());
         let storage = match get("HOLM_STORAGE_BACKEND").as_deref().unwrap_or("local") {
             "local" => StoreConfig::Local { dir: state_dir.clone() },
             "sqlite" => StoreConfig::Sqlite {
@@ -168,6 +194,7 @@ impl ServerConfig {
             limits,
             addr,
             token,
+            exposure,
             state_dir,
             runtimes,
             public_url,
@@ -179,6 +206,98 @@ impl ServerConfig {
             sandboxes,
         })
     }
+}
+
+/// The variable that lets holmd answer beyond loopback without a token.
+pub const INSECURE_NO_TOKEN: &str = "HOLM_INSECURE_NO_TOKEN";
+/// The command-line flag with the same meaning.
+pub const INSECURE_NO_TOKEN_FLAG: &str = "--insecure-no-token";
+
+/// How far a server answers without a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// A token guards every route but health and the OpenAPI document.
+    Token,
+    /// No token, and nothing but loopback clients reach it.
+    LoopbackOnly,
+    /// No token, beyond loopback, because the operator said so
+    /// (`HOLM_INSECURE_NO_TOKEN=1` or `--insecure-no-token`).
+    InsecureNoToken,
+}
+
+/// The token: `HOLM_SERVER_TOKEN`, else the file `HOLM_SERVER_TOKEN_FILE`
+/// names, else systemd's credential `$CREDENTIALS_DIRECTORY/token` when it
+/// is there. A file that is named but missing, unreadable or empty is an
+/// error, never a server without a token.
+fn token(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
+    let file = match (get("HOLM_SERVER_TOKEN"), get("HOLM_SERVER_TOKEN_FILE")) {
+        (Some(_), Some(_)) => {
+            return Err("both HOLM_SERVER_TOKEN and HOLM_SERVER_TOKEN_FILE are set: set one".into());
+        }
+        (Some(t), None) => return check_token(t, "HOLM_SERVER_TOKEN").map(Some),
+        (None, Some(f)) => Some((PathBuf::from(f), "HOLM_SERVER_TOKEN_FILE")),
+        (None, None) => get("CREDENTIALS_DIRECTORY")
+            .map(|d| PathBuf::from(d).join("token"))
+            .filter(|p| p.exists())
+            .map(|p| (p, "$CREDENTIALS_DIRECTORY/token")),
+    };
+    let Some((path, what)) = file else { return Ok(None) };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{what}: cannot read {}: {e}", path.display()))?;
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(format!(
+            "{what}: {} is empty; write a token into it: openssl rand -hex 32",
+            path.display()
+        ));
+    }
+    check_token(t.to_owned(), what).map(Some)
+}
+
+fn check_token(t: String, what: &str) -> Result<String, String> {
+    if t.len() < 16 {
+        return Err(format!(
+            "{what}: the token is shorter than 16 characters; make one with: openssl rand -hex 32"
+        ));
+    }
+    Ok(t)
+}
+
+/// Whether the server may start: without a token it answers only loopback
+/// clients, unless the operator opted out.
+fn exposure(
+    has_token: bool,
+    addr: SocketAddr,
+    public_url: Option<&str>,
+    insecure: bool,
+) -> Result<Exposure, String> {
+    if has_token {
+        if insecure {
+            return Err(format!(
+                "{INSECURE_NO_TOKEN} (or {INSECURE_NO_TOKEN_FLAG}) is set with a token: \
+                 drop one of them"
+            ));
+        }
+        return Ok(Exposure::Token);
+    }
+    if insecure {
+        return Ok(Exposure::InsecureNoToken);
+    }
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "HOLM_SERVER_ADDR={addr} is not a loopback address, and no token is set: \
+             set HOLM_SERVER_TOKEN or HOLM_SERVER_TOKEN_FILE, or listen on 127.0.0.1 \
+             ({INSECURE_NO_TOKEN}=1 answers everyone without a credential)"
+        ));
+    }
+    if let Some(url) = public_url {
+        return Err(format!(
+            "HOLM_PUBLIC_URL={url} puts holmd behind a proxy, and no token is set: \
+             set HOLM_SERVER_TOKEN or HOLM_SERVER_TOKEN_FILE, or unset HOLM_PUBLIC_URL \
+             ({INSECURE_NO_TOKEN}=1 answers everyone without a credential)"
+        ));
+    }
+    Ok(Exposure::LoopbackOnly)
 }
 
 /// The server's limits from the environment.
@@ -251,6 +370,53 @@ mod tests {
         .unwrap();
         assert!(c.token.is_some());
         assert!(!format!("{c:?}").contains("0123456789abcdef"));
+    }
+
+    #[test]
+    fn a_proxy_needs_a_token_and_only_the_opt_out_goes_past() {
+        let public = ("HOLM_PUBLIC_URL", "https://boxes.example.com/");
+        let e = cfg(&[public]).unwrap_err();
+        assert!(e.contains("HOLM_PUBLIC_URL=https://boxes.example.com"), "{e}");
+        let c = cfg(&[public, (INSECURE_NO_TOKEN, "1")]).unwrap();
+        assert_eq!(c.exposure, Exposure::InsecureNoToken);
+        let c = cfg(&[("HOLM_SERVER_ADDR", "0.0.0.0:1"), (INSECURE_NO_TOKEN, "1")]).unwrap();
+        assert_eq!(c.exposure, Exposure::InsecureNoToken);
+        assert_eq!(cfg(&[(INSECURE_NO_TOKEN, "0")]).unwrap().exposure, Exposure::LoopbackOnly);
+        let c = cfg(&[public, ("HOLM_SERVER_TOKEN", "0123456789abcdef0123")]).unwrap();
+        assert_eq!(c.exposure, Exposure::Token);
+        assert!(cfg(&[(INSECURE_NO_TOKEN, "true")]).unwrap_err().contains(INSECURE_NO_TOKEN));
+        let both = [("HOLM_SERVER_TOKEN", "0123456789abcdef0123"), (INSECURE_NO_TOKEN, "1")];
+        assert!(cfg(&both).unwrap_err().contains(INSECURE_NO_TOKEN));
+        let e = ServerConfig::from_env_and_args(["--open".to_owned()]).unwrap_err();
+        assert!(e.contains(INSECURE_NO_TOKEN_FLAG), "{e}");
+    }
+
+    #[test]
+    fn a_token_file_gives_the_token_or_stops_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good");
+        std::fs::write(&good, "0123456789abcdef0123\n").unwrap();
+        let good = good.to_str().unwrap();
+        let c = cfg(&[("HOLM_SERVER_TOKEN_FILE", good)]).unwrap();
+        assert_eq!(c.token.as_deref(), Some("0123456789abcdef0123"));
+        let both =
+            [("HOLM_SERVER_TOKEN_FILE", good), ("HOLM_SERVER_TOKEN", "0123456789abcdef0123")];
+        assert!(cfg(&both).unwrap_err().contains("set one"));
+        let creds = dir.path().to_str().unwrap();
+        std::fs::write(dir.path().join("token"), "  ").unwrap();
+        let e = cfg(&[("CREDENTIALS_DIRECTORY", creds)]).unwrap_err();
+        assert!(e.contains("$CREDENTIALS_DIRECTORY/token") && e.contains("is empty"), "{e}");
+        std::fs::write(dir.path().join("token"), "0123456789abcdef0123").unwrap();
+        let c = cfg(&[("CREDENTIALS_DIRECTORY", creds)]).unwrap();
+        assert_eq!(c.exposure, Exposure::Token);
+        // A credentials directory without a token is no token (other
+        // credentials may be passed), and the rules for none apply.
+        let other = tempfile::tempdir().unwrap();
+        let c = cfg(&[("CREDENTIALS_DIRECTORY", other.path().to_str().unwrap())]).unwrap();
+        assert_eq!(c.exposure, Exposure::LoopbackOnly);
+        let missing = dir.path().join("missing");
+        let e = cfg(&[("HOLM_SERVER_TOKEN_FILE", missing.to_str().unwrap())]).unwrap_err();
+        assert!(e.contains("HOLM_SERVER_TOKEN_FILE") && e.contains("cannot read"), "{e}");
     }
 
     #[test]

@@ -10,15 +10,25 @@ async fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holmd=info,holm=info")),
         )
         .init();
-    let config = holmd::config::ServerConfig::from_env().map_err(anyhow::Error::msg)?;
+    let config = holmd::config::ServerConfig::from_env_and_args(std::env::args().skip(1))
+        .map_err(anyhow::Error::msg)?;
     let service = holmd::service(&config).await?;
     let listener = TcpListener::bind(config.addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.addr))?;
-    if config.token.is_none() {
-        tracing::warn!(
-            "HOLM_SERVER_TOKEN is not set: the API answers without a credential, on loopback only"
-        );
+    match config.exposure {
+        holmd::config::Exposure::Token => {}
+        holmd::config::Exposure::LoopbackOnly => tracing::warn!(
+            "no token is set (HOLM_SERVER_TOKEN, HOLM_SERVER_TOKEN_FILE): the API answers \
+             without a credential, on loopback only"
+        ),
+        holmd::config::Exposure::InsecureNoToken => tracing::warn!(
+            "INSECURE: {} (or {}) is set and no token is: the API answers everyone who \
+             reaches {} without a credential",
+            holmd::config::INSECURE_NO_TOKEN,
+            holmd::config::INSECURE_NO_TOKEN_FLAG,
+            config.public_url.as_deref().map_or_else(|| config.addr.to_string(), str::to_owned)
+        ),
     }
     tracing::info!(
         addr = %listener.local_addr()?,

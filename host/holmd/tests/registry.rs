@@ -240,6 +240,30 @@ async fn the_registry_keeps_keys_sealed_and_never_shows_them() {
         call(&server, "PATCH", "/v1/runtimes/nowhere", Some(json!({"fields": {}}))).await;
     assert_eq!(status, 404, "{text}");
 
+    // The stored key never goes to a new address: changing an endpoint
+    // without the key again is refused, and changes nothing (the review's
+    // M4 probe points api_url at a request catcher).
+    let before = client.runtime("vercel").await.unwrap();
+    for field in ["api_url", "registry_url"] {
+        let body = json!({"fields": {field: "https://catcher.example.com"}});
+        let (status, text) = call(&server, "PATCH", "/v1/runtimes/vercel", Some(body)).await;
+        assert_eq!(status, 400, "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["error"]["code"], "invalid_request", "{text}");
+        assert!(v["error"]["request_id"].is_string(), "{text}");
+        assert!(text.contains("api_key") && text.contains(&format!("changing {field}")), "{text}");
+    }
+    let put = json!({"provider": "vercel", "fields": {"team_id": "team_holm",
+        "project_id": "prj_holm", "api_url": "https://catcher.example.com"}});
+    let (status, text) = call(&server, "PUT", "/v1/runtimes/vercel", Some(put)).await;
+    assert_eq!(status, 400, "PUT keeps the key only for the same endpoints: {text}");
+    let after = client.runtime("vercel").await.unwrap();
+    assert_eq!(
+        (after.fields, after.key_version, after.provider),
+        (before.fields, before.key_version, before.provider),
+        "a refused change changes nothing"
+    );
+
     // PUT adds a whole runtime, and replaces it keeping its key.
     let put = ReplaceRuntime {
         provider: "modal".into(),

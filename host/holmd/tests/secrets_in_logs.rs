@@ -4,7 +4,8 @@
 //! server key, a vendor key, a box's secret, its bridge's secret before and
 //! after rotation, bridge tickets (used, in their URL), an agent credential
 //! (used and revoked), a viewer's token
-//! (used, on the stream), and `/mcp`. Then holmd's whole output, the
+//! (used, on the stream), `/mcp`, and a secret in the query of a forward
+//! that fails (the box cut off its network). Then holmd's whole output, the
 //! guest's (the box container's log), the box's traces as the API shows
 //! them and every file of the store but the box's own record are searched
 //! for each secret.
@@ -166,6 +167,27 @@ async fn no_secret_reaches_a_log_or_a_trace() {
         .unwrap();
     assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 
+    // A forward that fails: its error is logged without the URL, whose
+    // query may hold a secret (the review's L9). The box leaves its
+    // network, so the guest cannot answer.
+    let query_secret = "query-secret-probe-6b1e0c9d2a";
+    secrets.push(("a query value".into(), query_secret.to_owned()));
+    let out = std::process::Command::new("docker")
+        .args(["network", "disconnect", holm::runtime::firewall::BOXES])
+        .arg(holm::runtime::docker::container_name(&id))
+        .output()
+        .expect("docker network disconnect");
+    assert!(out.status.success(), "{out:?}");
+    let r = http
+        .get(format!("{}/v1/boxes/{id}/files/content?path=/{query_secret}", holmd.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_server_error(), "the guest is cut off: {}", r.status());
+    let log = holmd.log_text();
+    assert!(log.contains("the guest did not answer"), "the failed forward is logged");
+
     // What the guest wrote, the traces, then the box goes and holmd stops
     // (writing its store).
     let guest = std::process::Command::new("docker")
@@ -187,7 +209,7 @@ async fn no_secret_reaches_a_log_or_a_trace() {
         traces.contains("/bridge") && traces.contains("/agent") && traces.contains("/commands/run"),
         "{traces}"
     );
-    assert_eq!(secrets.len(), 11, "every secret of the session is looked for");
+    assert_eq!(secrets.len(), 12, "every secret of the session is looked for");
     for (what, value) in &secrets {
         assert!(value.len() >= 16, "{what} is too short to search for: {value:?}");
     }

@@ -122,6 +122,24 @@ async fn boxes_are_confined_by_default_and_a_runtime_can_widen_it(target: Target
     );
     let open = target.container(&c).await.host_config.unwrap();
     assert_eq!(open.pids_limit, Some(2048));
+    // The container log rotates (a box can write to it without end).
+    let log = host.log_config.clone().expect("a log config");
+    assert_eq!(log.typ.as_deref(), Some("json-file"), "{log:?}");
+    if docker {
+        let want = BTreeMap::from([("max-file", "3"), ("max-size", "10m")]);
+        let got = log.config.clone().unwrap_or_default();
+        let got: BTreeMap<&str, &str> = got.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(got, want, "{log:?}");
+    } else {
+        // podman's Docker API leaves the options out of its inspect; its
+        // own shows the size it truncates at.
+        let out = std::process::Command::new("podman")
+            .args(["inspect", "--format", "{{.HostConfig.LogConfig.Size}}"])
+            .arg(holm::runtime::docker::container_name(&a))
+            .output()
+            .expect("podman inspect");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "10MB", "{out:?}");
+    }
 
     // From inside: commands are root with exactly the kept capabilities
     // (podman's boxes also SYS_CHROOT, for Chromium's own sandbox), no new

@@ -180,6 +180,7 @@ fn server_config(dir: &tempfile::TempDir) -> holmd::config::ServerConfig {
     holmd::config::ServerConfig {
         addr: ([127, 0, 0, 1], 0).into(),
         token: None,
+        exposure: holmd::config::Exposure::LoopbackOnly,
         state_dir: state.clone(),
         runtimes: None,
         public_url: None,

@@ -1,6 +1,7 @@
 //! The timeline end to end, on the real engine and image, on both display
-//! profiles: a click, typing, a screenshot, a command with a secret in its
-//! environment and standard input, a file written with a secret in it, two
+//! profiles: a click, typing a password, a screenshot, a command with a
+//! password on its command line and a secret in its environment and
+//! standard input, a file written with a secret in it, two
 //! more screenshots, and a read (which is no step), each through holmd with
 //! a request id of the test's own. The timeline answers the steps in
 //! order with their kinds, request ids and redacted parameters, each
@@ -9,7 +10,8 @@
 //! with the images inline, the JSONL one parsable line per step naming the
 //! screenshot files that the screenshot route serves byte for byte. No
 //! secret appears in any of it, nor in the store or the log (the server's
-//! scan at its end). Bad input gets the one error shape. After a restart
+//! scan at its end): typed text keeps only its length, the command line
+//! its words with the password replaced (the review's M6 probe). Bad input gets the one error shape. After a restart
 //! the timeline is the same, and with a bound of two screenshots a new one
 //! drops the oldest.
 
@@ -25,6 +27,8 @@ holm_testkit::suite!(a_timeline_keeps_what_was_done_to_a_box: docker [x11, wayla
 const SECRET_ENV: &str = "tl-env-secret-5c1f9d";
 const SECRET_STDIN: &str = "tl-stdin-secret-77ab02";
 const SECRET_FILE: &str = "tl-file-secret-0e93c4";
+const TYPED: &str = "hunter2-TYPED-PASSWORD";
+const IN_COMMAND: &str = "S3CRET-IN-COMMAND";
 
 /// Sends a request to holmd with the request id `rid`; answers the status
 /// and the body.
@@ -73,12 +77,13 @@ async fn act(server: &TestServer, id: &str) -> Vec<u8> {
     let base = format!("/v1/boxes/{id}");
     let click = json!({"actions": [{"type": "click", "x": 20, "y": 20}]});
     assert_eq!(json_body(server, &format!("{base}/screens/0/input"), "tl-click", click).await, 200);
-    let typing = json!({"actions": [{"type": "type", "text": "hello timeline"}]});
+    let typing = json!({"actions": [{"type": "type", "text": TYPED}]});
     assert_eq!(json_body(server, &format!("{base}/screens/0/input"), "tl-type", typing).await, 200);
     let shot = format!("{base}/screens/0/screenshot");
     let (status, first) = send(server, reqwest::Method::GET, &shot, "tl-shot1", None).await;
     assert_eq!(status, 200);
-    let run = json!({"command": "echo ok", "env": {"TL_VAR": SECRET_ENV}, "stdin": SECRET_STDIN});
+    let command = format!("echo ok; true mysql -uroot -p{IN_COMMAND}");
+    let run = json!({"command": command, "env": {"TL_VAR": SECRET_ENV}, "stdin": SECRET_STDIN});
     assert_eq!(json_body(server, &format!("{base}/commands/run"), "tl-run", run).await, 200);
     let write = format!("{base}/files/content?path=%2Ftmp%2Ftl.txt");
     let body = reqwest::Body::from(format!("the content: {SECRET_FILE}"));
@@ -93,7 +98,7 @@ async fn act(server: &TestServer, id: &str) -> Vec<u8> {
 }
 
 fn no_secret(what: &str, text: &str) {
-    for s in [SECRET_ENV, SECRET_STDIN, SECRET_FILE] {
+    for s in [SECRET_ENV, SECRET_STDIN, SECRET_FILE, TYPED, IN_COMMAND] {
         assert!(!text.contains(s), "{what} holds a secret: {text}");
     }
 }
@@ -119,7 +124,10 @@ fn check_steps(steps: &[Step]) {
         "{steps:#?}"
     );
     assert!(steps.windows(2).all(|w| w[0].id < w[1].id && w[0].at <= w[1].at));
-    assert_eq!(steps[1].action.params["actions"][0]["text"], "hello timeline");
+    let typed = json!({"type": "type", "text_chars": TYPED.len()});
+    assert_eq!(steps[1].action.params["actions"][0], typed, "typed text keeps its length only");
+    let command = "echo ok; true mysql -uroot -p<redacted>";
+    assert_eq!(steps[2].action.params["command"], command, "the password is out of the line");
     assert_eq!(steps[2].action.params["env_names"], json!(["TL_VAR"]));
     assert_eq!(steps[2].action.params["stdin_bytes"], json!(SECRET_STDIN.len()));
     assert_eq!(steps[3].action.params["path"], "/tmp/tl.txt");
@@ -193,6 +201,8 @@ async fn a_timeline_keeps_what_was_done_to_a_box(target: Target) {
     for (kind, s) in [("env", SECRET_ENV), ("stdin", SECRET_STDIN), ("file", SECRET_FILE)] {
         server.remember(&format!("a command's or file's {kind}"), s);
     }
+    server.remember("typed text", TYPED);
+    server.remember("a password on a command line", IN_COMMAND);
     let request = CreateBox {
         spec: BoxSpec { display: Some(target.display), ..BoxSpec::default() },
         ..CreateBox::default()

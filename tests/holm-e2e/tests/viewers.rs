@@ -292,6 +292,22 @@ async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::T
     assert_eq!(refused.code, ErrorCode::HumanInControl, "{refused:?}");
     assert!(refused.hint.as_deref().unwrap_or("").contains("handed_back"), "{refused:?}");
     b.screenshot(0, &Default::default()).await.expect("screenshots keep working");
+    // Nor can it act through the accessibility tree or replace what the
+    // person would paste (the review's L2).
+    let act = holm_proto::accessibility::NodeAction {
+        action: holm_proto::accessibility::NodeVerb::Click,
+        node: None,
+        role: Some("push button".into()),
+        name: Some("Reload".into()),
+        value: None,
+        screen: Some(0),
+        pointer: None,
+    };
+    let refused_act = api_error(b.accessibility_act(&act).await.expect_err("act refused"));
+    assert_eq!(refused_act.code, ErrorCode::HumanInControl, "{refused_act:?}");
+    let swap = holm_proto::desk::ClipboardSet { text: Some("swapped".into()), png_base64: None };
+    let refused_clip = api_error(b.set_clipboard(&swap).await.expect_err("clipboard refused"));
+    assert_eq!(refused_clip.code, ErrorCode::HumanInControl, "{refused_clip:?}");
     let held = server.client.get_box(&id, None).await.unwrap();
     let control = held.human_in_control.expect("the box says a person is in control");
     assert!(refused.message.contains(&control.since), "{refused:?}");

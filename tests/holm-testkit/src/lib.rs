@@ -194,6 +194,7 @@ impl TestServer {
         let mut config = holmd::config::ServerConfig {
             addr: ([127, 0, 0, 1], 0).into(),
             token: Some(token.clone()),
+            exposure: holmd::config::Exposure::Token,
             state_dir: state_dir.clone(),
             runtimes: Some(vec!["docker".into()]),
             public_url: None,

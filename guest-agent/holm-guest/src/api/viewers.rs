@@ -113,9 +113,18 @@ async fn handoff(
     }))
 }
 
-/// Whether a route acts on the screens as a person would (input, and page
-/// actions): refused while a person is in control.
+/// Whether a route acts on the screens as a person would (input,
+/// accessibility actions, clipboard writes, and page actions): refused
+/// while a person is in control. Commands, the terminal and the bridge are
+/// not gated (docs/security.md says so).
 pub fn acts_on_screen(method: &Method, path: &str) -> bool {
+    // Clicking or setting a value through the accessibility tree, and
+    // replacing what the person would paste.
+    if (method == Method::POST && path == "/v1/accessibility/act")
+        || (method == Method::PUT && path == "/v1/clipboard")
+    {
+        return true;
+    }
     if method == Method::POST
         && path.strip_prefix("/v1/screens/").is_some_and(|rest| rest.ends_with("/input"))
     {
@@ -166,5 +175,9 @@ mod tests {
         assert!(!acts_on_screen(&Method::GET, "/v1/browser/state"));
         assert!(!acts_on_screen(&Method::POST, "/v1/commands/run"));
         assert!(!acts_on_screen(&Method::PUT, "/v1/files/content"));
+        assert!(acts_on_screen(&Method::POST, "/v1/accessibility/act"));
+        assert!(acts_on_screen(&Method::PUT, "/v1/clipboard"));
+        assert!(!acts_on_screen(&Method::GET, "/v1/clipboard"));
+        assert!(!acts_on_screen(&Method::GET, "/v1/accessibility/tree"));
     }
 }

@@ -108,6 +108,11 @@ pub const DEFAULT_NANO_CPUS: u64 = 2_000_000_000;
 /// A box's processes and threads unless its placement or runtime says
 /// otherwise: a desktop with Chromium on six screens runs under a thousand.
 pub const DEFAULT_PIDS_LIMIT: u32 = 4096;
+/// A box's container log rotates at this size (`max-size`)...
+pub const LOG_MAX_SIZE: &str = "10m";
+/// ... keeping this many files on Docker (`max-file`); podman keeps one,
+/// which it truncates.
+pub const LOG_MAX_FILES: &str = "3";
 
 /// How a runtime's boxes are confined, from its table in the runtimes file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -281,6 +286,7 @@ impl DockerRuntime {
             host.nano_cpus = i64::try_from(spec.nano_cpus.unwrap_or(DEFAULT_NANO_CPUS)).ok();
             host.pids_limit = Some(i64::from(spec.pids_limit.unwrap_or(h.pids_limit)));
         }
+        host.log_config = Some(log_config(self.engine));
         host.cap_drop = Some(vec!["ALL".to_owned()]);
         let mut caps: Vec<String> = KEPT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
         if self.engine != Engine::Docker {
@@ -754,6 +760,22 @@ impl Runtime for DockerRuntime {
             Ok(_) | Err(RuntimeError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// A box's container log, bounded: what a box writes to its standard
+/// output (anything running as root in it can write to `/proc/1/fd/1`)
+/// never grows past `max-size` (times `max-file` on Docker). podman takes
+/// `max-size` only.
+pub fn log_config(engine: Engine) -> bollard::models::HostConfigLogConfig {
+    let mut options =
+        std::collections::HashMap::from([("max-size".to_owned(), LOG_MAX_SIZE.to_owned())]);
+    if engine == Engine::Docker {
+        options.insert("max-file".to_owned(), LOG_MAX_FILES.to_owned());
+    }
+    bollard::models::HostConfigLogConfig {
+        typ: Some("json-file".to_owned()),
+        config: Some(options),
     }
 }
 

@@ -187,7 +187,7 @@ pub(super) async fn forward(
     let response = tokio::select! {
         () = until_deadline => return Err(timed_out()),
         r = rb.send() => r.map_err(|e| {
-            tracing::warn!(box_id = %id, error = %e, "the guest did not answer");
+            tracing::warn!(box_id = %id, error = %e.without_url(), "the guest did not answer");
             Error::from(service::Error::GuestDown { id: id.to_string(), part: Part::Agent, late: false })
         })?,
         () = left => {

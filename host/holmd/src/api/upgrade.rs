@@ -114,7 +114,7 @@ pub(super) async fn forward(
     }
     let client_side = hyper::upgrade::on(&mut req);
     let answer = rb.send().await.map_err(|e| {
-        tracing::warn!(box_id = %id, error = %e, "the guest did not answer an upgrade");
+        tracing::warn!(box_id = %id, error = %e.without_url(), "the guest did not answer an upgrade");
         Error::from(service::Error::GuestDown { id: id.clone(), part: Part::Agent, late: false })
     })?;
     if answer.status() != reqwest::StatusCode::SWITCHING_PROTOCOLS {

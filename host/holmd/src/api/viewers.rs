@@ -259,7 +259,7 @@ async fn forward_json(
     let answer = tokio::time::timeout(Duration::from_secs(15), rb.send())
         .await
         .map_err(|_| viewer_down(id, "no answer in time"))?
-        .map_err(|e| viewer_down(id, e))?;
+        .map_err(|e| viewer_down(id, e.without_url()))?;
     let status = answer.status().as_u16();
     let body = read_bounded(answer, MAX_ANSWER).await.map_err(|e| viewer_down(id, e))?;
     if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
@@ -286,7 +286,7 @@ fn json_answer(status: u16, body: Vec<u8>) -> Result<Response, axum::http::Error
 /// A response's body, refused past `max` bytes.
 async fn read_bounded(mut answer: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
-    while let Some(chunk) = answer.chunk().await.map_err(|e| e.to_string())? {
+    while let Some(chunk) = answer.chunk().await.map_err(|e| e.without_url().to_string())? {
         if body.len() + chunk.len() > max {
             return Err(format!("its answer is over {max} bytes"));
         }

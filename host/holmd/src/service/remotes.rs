@@ -340,6 +340,22 @@ impl Service {
                 problem: "the vendor's key is needed: `holm runtime add` reads it from standard input (--api-key) or a variable (--api-key-env)".into(),
             });
         }
+        // The stored key never goes to an address it was not given for: a
+        // changed endpoint needs the key again.
+        if let (true, Some(v), Some(e)) = (keep, vendor, &existing) {
+            for field in v.fields.iter().filter(|f| f.kind == registry::Kind::Endpoint) {
+                if e.fields.get(field.name) != checked.get(field.name) {
+                    issues.push(Issue {
+                        path: "api_key".into(),
+                        problem: format!(
+                            "changing {} needs the vendor's key again (api_key): the stored key \
+                             is never sent to an address it was not given for",
+                            field.name
+                        ),
+                    });
+                }
+            }
+        }
         if !issues.is_empty() {
             return Err(ApiError::invalid_fields(issues).into());
         }

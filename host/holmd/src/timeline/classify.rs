@@ -1,13 +1,19 @@
 //! Which action a request to a box is, and its parameters with everything
 //! secret or large taken out: a command's environment keeps its names, its
 //! standard input and a file's content their sizes, a browser state and a
-//! clipboard's text nothing but their sizes, and any field named like a
-//! credential is replaced. Long text is cut. Reads (listing, stat, reading
-//! a file, a process's output, tabs, a page's text) are not actions: they
-//! stay in the traces only.
+//! clipboard's text nothing but their sizes; typed text, filled or set
+//! values and evaluated expressions (fields `text`, `value`,
+//! `expression`) only their length in characters (`text_chars`, ...); a
+//! URL loses its query, fragment and credentials; a command line or argv
+//! keeps its words with credentials' values replaced ([`super::redact`]);
+//! any field named like a credential is replaced. Long text is cut. Reads
+//! (listing, stat, reading a file, a process's output, tabs, a page's
+//! text) are not actions: they stay in the traces only.
 
 use holm_proto::timeline::{StepAction, StepKind};
 use serde_json::{Map, Value, json};
+
+use super::redact;
 
 /// Text longer than this is cut, with `…` at the end.
 const MAX_TEXT: usize = 200;
@@ -15,19 +21,9 @@ const MAX_TEXT: usize = 200;
 const MAX_ITEMS: usize = 50;
 /// Nested deeper than this becomes `"…"`.
 const MAX_DEPTH: usize = 6;
-/// Field names whose values are never kept.
-const SECRET_NAMES: &[&str] = &[
-    "secret",
-    "token",
-    "password",
-    "passwd",
-    "authorization",
-    "cookie",
-    "credential",
-    "api_key",
-    "apikey",
-    "private_key",
-];
+/// Fields whose text is never kept, only its length in characters (as
+/// `<name>_chars`): typed text, filled or set values, expressions.
+const TEXT_FIELDS: &[&str] = &["text", "value", "expression"];
 
 /// What the middleware knows of a request to a box.
 #[derive(Debug, Clone, Copy)]
@@ -221,13 +217,38 @@ fn query_params(query: Option<&str>) -> Map<String, Value> {
     m
 }
 
-fn is_secret_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    SECRET_NAMES.iter().any(|s| name.contains(s))
+fn redact_field(name: &str, v: &Value, depth: usize) -> Value {
+    if redact::is_secret_name(name) {
+        return json!(redact::REDACTED);
+    }
+    match (name, v) {
+        ("url", Value::String(u)) => Value::String(cut(&redact::url(u))),
+        (n, Value::String(u)) if n.ends_with("_url") => Value::String(cut(&redact::url(u))),
+        ("command", Value::String(c)) => Value::String(cut(&redact::command_line(c))),
+        ("argv", Value::Array(a)) => {
+            let args: Vec<String> =
+                a.iter().take(MAX_ITEMS).map(|x| x.as_str().unwrap_or("").to_owned()).collect();
+            Value::Array(redact::argv(&args).iter().map(|x| Value::String(cut(x))).collect())
+        }
+        _ => redact(v, depth + 1),
+    }
 }
 
-fn redact_field(name: &str, v: &Value, depth: usize) -> Value {
-    if is_secret_name(name) { json!("<redacted>") } else { redact(v, depth + 1) }
+/// An object's fields, each redacted; a text field becomes its length.
+fn redact_object(m: &Map<String, Value>, depth: usize) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, x) in m {
+        if TEXT_FIELDS.contains(&k.as_str()) {
+            match x {
+                Value::String(t) => out.insert(format!("{k}_chars"), json!(t.chars().count())),
+                Value::Null => out.insert(k.clone(), Value::Null),
+                _ => out.insert(k.clone(), json!(redact::REDACTED)),
+            };
+        } else {
+            out.insert(k.clone(), redact_field(k, x, depth));
+        }
+    }
+    out
 }
 
 /// `v` with credentials replaced, long text cut, long lists and deep
@@ -241,9 +262,7 @@ fn redact(v: &Value, depth: usize) -> Value {
         Value::Array(a) => {
             Value::Array(a.iter().take(MAX_ITEMS).map(|x| redact(x, depth + 1)).collect())
         }
-        Value::Object(m) => {
-            Value::Object(m.iter().map(|(k, x)| (k.clone(), redact_field(k, x, depth))).collect())
-        }
+        Value::Object(m) => Value::Object(redact_object(m, depth)),
         other => other.clone(),
     }
 }
@@ -325,5 +344,34 @@ mod tests {
         let a = classify(&req("POST", "/browser/navigate", Some(&long))).unwrap();
         assert_eq!(a.params["password"], json!("<redacted>"));
         assert!(a.params["url"].as_str().unwrap().chars().count() <= MAX_TEXT + 1);
+    }
+
+    #[test]
+    fn typed_text_values_expressions_and_credentials_keep_only_their_shape() {
+        let text = |a: &StepAction| serde_json::to_string(a).unwrap();
+        let typing =
+            r#"{"actions":[{"type":"type","text":"hunter2-TYPED"},{"type":"key","key":"enter"}]}"#;
+        let a = classify(&req("POST", "/screens/0/input", Some(typing))).unwrap();
+        assert!(!text(&a).contains("hunter2"), "{}", text(&a));
+        assert_eq!(a.params["actions"][0], json!({"type": "type", "text_chars": 13}));
+        assert_eq!(a.params["actions"][1]["key"], "enter");
+        for (tool, body, field) in [
+            ("fill", r#"{"selector":"input.pw","value":"hunter2-FILL"}"#, "value_chars"),
+            ("type", r#"{"text":"hunter2-PAGE"}"#, "text_chars"),
+            ("evaluate", r#"{"expression":"login('hunter2-EVAL')"}"#, "expression_chars"),
+        ] {
+            let a = classify(&req("POST", &format!("/browser/{tool}"), Some(body))).unwrap();
+            assert!(!text(&a).contains("hunter2"), "{}", text(&a));
+            assert!(a.params[field].as_u64().is_some_and(|n| n > 0), "{}", text(&a));
+        }
+        let nav = r#"{"url":"https://u:hunter2@a.test/cb?code=hunter2-Q#hunter2-F"}"#;
+        let a = classify(&req("POST", "/browser/navigate", Some(nav))).unwrap();
+        assert_eq!(a.params["url"], "https://a.test/cb");
+        let run = r#"{"command":"true mysql -uroot -pS3CRET-IN-COMMAND"}"#;
+        let a = classify(&req("POST", "/commands/run", Some(run))).unwrap();
+        assert_eq!(a.params["command"], "true mysql -uroot -p<redacted>");
+        let spawn = r#"{"argv":["tool","--token","S3CRET-ARG","--x"]}"#;
+        let a = classify(&req("POST", "/processes", Some(spawn))).unwrap();
+        assert_eq!(a.params["argv"], json!(["tool", "--token", "<redacted>", "--x"]));
     }
 }

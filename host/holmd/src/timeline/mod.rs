@@ -17,6 +17,7 @@ pub mod capture;
 pub mod classify;
 pub mod export;
 pub mod recording;
+pub mod redact;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;

@@ -113,7 +113,11 @@ impl Rest {
     /// The API at `base` (no trailing slash needed), with `key` sent as
     /// `auth`, errors read by `errors`.
     pub fn new(vendor: &'static str, base: &str, key: Key, auth: Auth, errors: ErrorBody) -> Self {
+        // No redirect is followed: a vendor's API answers where it is
+        // asked, and a redirect would take the key (in a custom header
+        // that reqwest keeps across hosts) to another address.
         let client = holm_client::client_builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(15))
             .timeout(Duration::from_secs(120))
             .pool_idle_timeout(Duration::from_secs(60))
@@ -320,6 +324,39 @@ mod tests {
         k.set("secret-two");
         assert_eq!(same.get(), "secret-two");
         assert_eq!(format!("{k:?}"), "Key(<hidden>)");
+    }
+
+    /// A vendor API that answers a redirect to another address: the call
+    /// fails with the 302, and the other address is never reached (with
+    /// the key).
+    #[tokio::test]
+    async fn redirects_are_not_followed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let target = format!("http://{}/steal", elsewhere.local_addr().unwrap());
+        let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", api.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (mut s, _) = api.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let _ = s.read(&mut buf).await.unwrap();
+            let answer = format!(
+                "HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            s.write_all(answer.as_bytes()).await.unwrap();
+        });
+        let plain: ErrorBody = |status, body| (None, plain_message(status, body));
+        let rest =
+            Rest::new("test", &base, Key::new("redirect-key"), Auth::Header("X-API-Key"), plain);
+        let e = rest.ping("/sandboxes").await.unwrap_err();
+        assert_eq!(e.status, Some(302), "{e:?}");
+        server.await.unwrap();
+        let reached = elsewhere.accept();
+        assert!(
+            reached.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+            "the redirect was followed: {reached:?}"
+        );
     }
 
     #[test]

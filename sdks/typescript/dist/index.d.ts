@@ -1,0 +1,14 @@
+export { Holm, DEFAULT_WAIT_SECS, type CreateOptions } from "./client.js";
+export { Box, checkRunning, type CommandOptions, type InputOptions, type PointLike } from "./box.js";
+export { BoxTools, type CdpConnector } from "./box-tools.js";
+export { Terminal } from "./terminal.js";
+export { Config, DEFAULT_SERVER_URL, DEFAULT_TIMEOUT_MS, ENV_TOKEN, ENV_URL, Retry, Screenshot, parseRetryAfter, fromAnswer, type HolmOptions, type RetryOptions, type RegionLike, type ScreenshotOptions, } from "./core.js";
+export { PngImage, decodePng } from "./png.js";
+export { Transport, type Send } from "./transport.js";
+export * from "./errors.js";
+export * as actions from "./actions.js";
+export * as routes from "./routes.js";
+export * as types from "./types.js";
+export type * from "./types.js";
+/** The package's version. */
+export declare const VERSION = "0.1.0";
