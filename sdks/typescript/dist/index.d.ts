@@ -6,6 +6,8 @@ export { Config, DEFAULT_SERVER_URL, DEFAULT_TIMEOUT_MS, ENV_TOKEN, ENV_URL, Ret
 export { PngImage, decodePng } from "./png.js";
 export { Transport, type Send } from "./transport.js";
 export * from "./errors.js";
+export { HolmComputer, AGENT_BUTTONS, AGENT_WAIT_SETTLE, wheelClicks, pyRound } from "./openai-agents.js";
+export { AnthropicComputer, ANTHROPIC_BETA, ANTHROPIC_MAX_LONG_EDGE, ANTHROPIC_MAX_PIXELS, ANTHROPIC_SETTLE, ANTHROPIC_TOOL_TYPE, ToolError, imageSize, scaleFor, type AnthropicComputerTool, type AnthropicResultBlock, type AnthropicToolResult, } from "./anthropic.js";
 export * as actions from "./actions.js";
 export * as routes from "./routes.js";
 export * as types from "./types.js";

@@ -287,7 +287,7 @@ function errorsModule(doc) {
 // (an exported class or function after its JSDoc; members indented two
 // spaces after theirs).
 
-const HAND_WRITTEN = ["client.ts", "box.ts", "box-tools.ts", "terminal.ts", "core.ts", "png.ts", "holm-error.ts", "index.ts"];
+const HAND_WRITTEN = ["client.ts", "box.ts", "box-tools.ts", "terminal.ts", "core.ts", "png.ts", "holm-error.ts", "openai-agents.ts", "anthropic.ts", "index.ts"];
 
 function firstParagraph(doc) {
   return doc

@@ -9,6 +9,7 @@ import "./package.mjs";
 import "./desktop.mjs";
 import "./commands.mjs";
 import "./browser.mjs";
+import "./compat.mjs";
 import "./records.mjs";
 import "./lifecycle.mjs";
 import "./examples.mjs";
