@@ -193,8 +193,9 @@ fn assignments(word: &str) -> (String, Option<char>) {
         let (before, after) = rest.split_at(eq);
         let after = &after[1..];
         let name_start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-' || *c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         out.push_str(before);
         out.push('=');
         if after.is_empty() || !is_secret_name(&before[name_start..]) {
@@ -230,6 +231,32 @@ fn userinfo(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Words with characters of every UTF-8 length beside each delimiter
+    /// the redaction cuts at (schemathesis found `\u{80}=0` cut inside a
+    /// character, which ended the request's connection): none panics.
+    #[test]
+    fn multibyte_characters_beside_every_delimiter_are_cut_whole() {
+        let chars = ["\u{80}", "é", "€", "😀", "a"];
+        let delims = ["=", ":", "@", "://", "&", ";", "'", "\"", "-p", "?", "#", "/"];
+        for a in chars {
+            for d in delims {
+                for b in chars {
+                    for line in [
+                        format!("{a}{d}{b}"),
+                        format!("{a}{d}"),
+                        format!("{d}{b}"),
+                        format!("mysql {a}{d}{b} --password {b}"),
+                    ] {
+                        let _ = super::command_line(&line);
+                        let _ = super::command_line(&format!("TOKEN{a}={b} x://{a}:{b}@{d}"));
+                    }
+                }
+            }
+        }
+        assert_eq!(super::command_line("\u{80}=0"), "\u{80}=0");
+        assert_eq!(super::command_line("é_TOKEN=s3cret"), format!("é_TOKEN={}", super::REDACTED));
+    }
+
     use super::*;
 
     #[test]
