@@ -34,9 +34,46 @@ try {
       () => {},
     ));
   });
+  // What the page went through, for the report when it never connects.
+  const seen = [];
+  page.on('console', (m) => seen.push('console ' + m.type() + ': ' + m.text()));
+  page.on('requestfailed', (r) => seen.push('failed ' + r.url().split('#')[0] + ': ' + (r.failure() || {}).errorText));
+  page.on('websocket', (ws) => {
+    seen.push('websocket opened');
+    ws.on('close', () => seen.push('websocket closed'));
+    ws.on('socketerror', (e) => seen.push('websocket error: ' + e));
+  });
   const opened = Date.now();
-  await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.state === 'connected', null, { timeout: 60000 });
+  // Chromium ends every request in flight with ERR_NETWORK_CHANGED when
+  // the host's interfaces change, which Docker does whenever a box of any
+  // test starts or stops (a veth comes or goes). A page whose modules were
+  // cut off that way never starts; on that event (not after a time) the
+  // page is loaded again, as a person would, three times at most.
+  for (let attempt = 1; ; attempt++) {
+    let networkChanged;
+    const changed = new Promise((resolve) => { networkChanged = resolve; });
+    const onFailed = (r) => {
+      if (((r.failure() || {}).errorText || '').includes('ERR_NETWORK_CHANGED')) networkChanged('changed');
+    };
+    page.on('requestfailed', onFailed);
+    await page.goto(url).catch((e) => {
+      if (!String(e).includes('ERR_NETWORK_CHANGED')) throw e;
+      networkChanged('changed');
+    });
+    const connected = page
+      .waitForFunction(() => document.body.dataset.state === 'connected', null, { timeout: 60000 })
+      .then(() => 'connected');
+    connected.catch(() => {});
+    const outcome = await Promise.race([connected, changed]).catch(async (e) => {
+      const state = await page.evaluate(() => [document.body.dataset.state, document.getElementById('state').textContent, document.getElementById('notice').textContent]);
+      throw new Error(e.message + ' (page state ' + JSON.stringify(state) + '; ' + JSON.stringify(seen.slice(-20)) + ')');
+    });
+    page.off('requestfailed', onFailed);
+    if (outcome === 'connected') break;
+    if (attempt >= 3) throw new Error('the host network changed under the page three times: ' + JSON.stringify(seen.slice(-20)));
+    seen.push('loading the page again: the host network changed');
+    console.error('viewer-page: the host network changed while the page loaded; loading it again');
+  }
   const sinceOpen = Date.now() - opened;
   await page.waitForFunction(() => window.__holmFirstFrame !== undefined, null, { timeout: 20000 }).catch(() => {});
   const frameMs = await page.evaluate(() => window.__holmFirstFrame === undefined ? null : Math.round(window.__holmFirstFrame));
