@@ -56,7 +56,9 @@ try {
       if (((r.failure() || {}).errorText || '').includes('ERR_NETWORK_CHANGED')) networkChanged('changed');
     };
     page.on('requestfailed', onFailed);
-    await page.goto(url).catch((e) => {
+    // The URL's token is in its fragment: a second goto to it would be a
+    // same-document navigation, so a new load is a reload.
+    await (attempt === 1 ? page.goto(url) : page.reload()).catch((e) => {
       if (!String(e).includes('ERR_NETWORK_CHANGED')) throw e;
       networkChanged('changed');
     });
