@@ -179,21 +179,7 @@ pub const FIRST_ANSWER_TIMEOUT: Duration = Duration::from_secs(90);
 /// Waits until the guest answers `/health` at all (whatever it says), or
 /// `timeout` passes; answers the last error when it never did.
 pub async fn wait_answer(guest: &BoxClient, timeout: Duration) -> Result<(), String> {
-    let deadline = Instant::now() + timeout;
-    let mut interval = Duration::from_millis(5);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let last = match tokio::time::timeout(PROBE_TIMEOUT.min(left), guest.health()).await {
-            Ok(Ok(_)) => return Ok(()),
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => "the guest took its connection and did not answer /health".to_owned(),
-        };
-        if Instant::now() >= deadline {
-            return Err(last);
-        }
-        tokio::time::sleep(interval).await;
-        interval = (interval * 2).min(Duration::from_millis(100));
-    }
+    probe_until(guest, timeout, &|_| true, &mut |_| {}).await.map(drop)
 }
 
 /// Waits until every component of the box's desktop is ready.
@@ -227,6 +213,20 @@ pub async fn wait_ready_with(
             .filter(|c| c.name != "chromium")
             .all(|c| matches!(c.state, ComponentState::Ready | ComponentState::Disabled)),
     };
+    probe_until(guest, timeout, &usable, seen)
+        .await
+        .map_err(|detail| LaunchError::NotReady { secs: timeout.as_secs(), detail })
+}
+
+/// Asks the guest's health until an answer is `enough`, showing `seen`
+/// each answer; when `timeout` passes first, answers the last error or the
+/// components still starting.
+async fn probe_until(
+    guest: &BoxClient,
+    timeout: Duration,
+    enough: &(dyn Fn(&Health) -> bool + Sync),
+    seen: &mut (dyn FnMut(&Health) + Send),
+) -> Result<Health, String> {
     let deadline = Instant::now() + timeout;
     let mut interval = Duration::from_millis(5);
     loop {
@@ -241,7 +241,7 @@ pub async fn wait_ready_with(
             seen(h);
         }
         let last = match health {
-            Ok(h) if usable(&h) => return Ok(h),
+            Ok(h) if enough(&h) => return Ok(h),
             Ok(h) => h
                 .components
                 .iter()
@@ -251,7 +251,7 @@ pub async fn wait_ready_with(
             Err(e) => e,
         };
         if Instant::now() >= deadline {
-            return Err(LaunchError::NotReady { secs: timeout.as_secs(), detail: last });
+            return Err(last);
         }
         tokio::time::sleep(interval).await;
         interval = (interval * 2).min(Duration::from_millis(100));
