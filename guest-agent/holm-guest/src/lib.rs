@@ -224,7 +224,7 @@ fn desktop(
     Ok(match config.profile {
         holm_proto::guest::Profile::X11 => (
             Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect())),
-            supervisor::Supervisor::x11_specs(config),
+            supervisor::x11_specs(config),
         ),
         holm_proto::guest::Profile::Wayland => {
             let desktop = wayland::Wayland::new(config);

@@ -1,0 +1,227 @@
+//! The recipes of an X11 desktop's components: how Xvfb, fluxbox, x11vnc
+//! and Chromium are started on each screen and how each is known to be
+//! ready. The engine that runs them (start, probe, deadline, restart) is
+//! the parent module's; the Wayland recipes are in `wayland::sway`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+use super::{ComponentSpec, Probe};
+use crate::config::{Config, Size};
+
+/// The components of an X11 desktop for `config`.
+pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {
+    let mut specs = Vec::new();
+    for (i, size) in config.screens.iter().enumerate() {
+        let screen = u8::try_from(i).expect("at most 6 screens");
+        let display = config.display(screen);
+        let home = config.home.clone();
+        specs.push(xvfb(screen, &display, *size));
+        // Fluxbox reads its overlay from the home it runs with: the
+        // desktop user's when there is one (see `prepare_desktop`).
+        let desktop_home = config.desktop_user.as_ref().map_or(&home, |u| &u.home).clone();
+        specs.push(fluxbox(screen, &display, desktop_home));
+        if config.vnc {
+            specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
+        }
+        if let Some(bin) = &config.chromium {
+            let profile = if screen == 0 {
+                config.chromium_profile.clone()
+            } else {
+                config.state_dir.join(format!("chromium-{screen}"))
+            };
+            let mut spec = chromium(
+                screen,
+                bin.clone(),
+                profile,
+                config.devtools_port(screen),
+                home,
+                config.chromium_sandbox,
+                crate::a11y::bus::socket(config),
+            );
+            let build = spec.command;
+            let d = display.clone();
+            spec.command = Box::new(move || {
+                let mut cmd = build();
+                cmd.env("DISPLAY", &d);
+                cmd
+            });
+            // Ready once DevTools answers and its window is on the
+            // screen: a window mapped later would take the focus from
+            // whatever the agent opened after `ready`.
+            let d = display.clone();
+            let shown = Probe::Custom(Arc::new(move || crate::x11::probe::browser_shown(&d)));
+            spec.probe = Probe::Both(Box::new(spec.probe), Box::new(shown));
+            specs.push(spec);
+        }
+    }
+    specs
+}
+
+fn xvfb(screen: u8, display: &str, size: Size) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "xvfb",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new("Xvfb");
+            cmd.arg(&d)
+                .args(["-screen", "0", &format!("{}x{}x24", size.width, size.height)])
+                .args(["-nolisten", "tcp", "-noreset", "-ac", "-dpi", "96"]);
+            cmd
+        }),
+        probe: Probe::XDisplay(display.to_owned()),
+        needs_display: false,
+        provides: vec![screen],
+    }
+}
+
+/// What fluxbox's style overlay says when the home has none: draw no
+/// wallpaper. Fluxbox's default style runs `fbsetbg`, which fails on Xvfb and
+/// opens an `xmessage` error window; fluxbox focuses that window whenever it
+/// appears (seconds after start on a busy machine), and every key typed after
+/// goes to it instead of the window that had the focus.
+const FLUXBOX_OVERLAY: &str = "! Written by holm-guest: no wallpaper. fbsetbg fails on Xvfb, and its error\n! window would take the keyboard focus.\nbackground: none\n";
+
+/// What fluxbox remembers of windows when the home has no `apps` file:
+/// Chromium's windows are maximized inside the work area. Chromium asks
+/// for that itself (`--start-maximized`), but it may ask before fluxbox
+/// runs (both start once Xvfb answers); fluxbox then applies this rule to
+/// the window it adopts. (A Chromium that found no window manager at its
+/// start also keeps fluxbox's title bar: tidy all the same.)
+const FLUXBOX_APPS: &str = "# Written by holm-guest: Chromium's windows fill the work area.\n[app] (class=Chromium)\n  [Maximized]\t{yes}\n[end]\n";
+
+/// Writes fluxbox's `overlay` and `apps` in `~/.fluxbox` where there are
+/// none; fluxbox copies its other files there itself and keeps ones that
+/// exist.
+pub(super) fn fluxbox_overlay(home: &std::path::Path) {
+    let dir = home.join(".fluxbox");
+    for (name, text) in [("overlay", FLUXBOX_OVERLAY), ("apps", FLUXBOX_APPS)] {
+        let path = dir.join(name);
+        if path.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot write fluxbox's {name}");
+        }
+    }
+}
+
+fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "fluxbox",
+        screen,
+        command: Box::new(move || {
+            fluxbox_overlay(&home);
+            let mut cmd = Command::new("fluxbox");
+            cmd.env("DISPLAY", &d).env("HOME", &home);
+            cmd
+        }),
+        probe: Probe::WindowManager(display.to_owned()),
+        needs_display: true,
+        provides: Vec::new(),
+    }
+}
+
+fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec {
+    let d = display.to_owned();
+    ComponentSpec {
+        name: "x11vnc",
+        screen,
+        command: Box::new(move || {
+            let mut cmd = Command::new("x11vnc");
+            // x11vnc waits up to 45 s after a client connects before it
+            // makes its window for selections (and its cursor tracking),
+            // in case a display manager is still running: the box has none,
+            // and without this the clipboard is dead for a viewer's first
+            // seconds.
+            cmd.env("HOME", &home).env("X11VNC_AVOID_WINDOWS", "never");
+            cmd.args(["-display", &d, "-rfbport", &port.to_string()]).args([
+                "-localhost",
+                "-forever",
+                "-shared",
+                "-nopw",
+                "-quiet",
+                "-noxrecord",
+            ]);
+            cmd
+        }),
+        probe: Probe::Tcp { port, banner: b"RFB " },
+        needs_display: true,
+        provides: Vec::new(),
+    }
+}
+
+/// Chromium on screen `screen`, with DevTools on loopback `port`; the
+/// display backend adds how it reaches its display.
+///
+/// The window is only asked to start maximized: the window manager then
+/// fits it to its work area (fluxbox's keeps its toolbar free; sway tiles).
+/// A given size and position (`--window-size` of the whole screen at 0,0)
+/// made fluxbox put the frame so that the tab strip sat 19 pixels above the
+/// top of the screen.
+pub fn chromium(
+    screen: u8,
+    bin: PathBuf,
+    profile: PathBuf,
+    port: u16,
+    home: PathBuf,
+    sandbox: bool,
+    bus: PathBuf,
+) -> ComponentSpec {
+    ComponentSpec {
+        name: "chromium",
+        screen,
+        command: Box::new(move || {
+            // Chromium refuses a profile whose lock names a live process on
+            // this host name; the lock left by an earlier run (a restart, or a
+            // kept profile from a box that is gone, on a host also named
+            // `holm`) may name one. Only this supervisor runs a browser on
+            // this profile, so the lock is stale by construction.
+            for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+                let _ = std::fs::remove_file(profile.join(name));
+            }
+            // With the session bus and accessibility on, Chromium gives
+            // its tree (its window and the page's) to AT-SPI.
+            crate::a11y::bus::wait(&bus);
+            let mut cmd = Command::new(&bin);
+            cmd.env("HOME", &home)
+                .env("DBUS_SESSION_BUS_ADDRESS", crate::a11y::bus::address(&bus))
+                .env("ACCESSIBILITY_ENABLED", "1")
+                .arg("--force-renderer-accessibility")
+                .arg(format!("--user-data-dir={}", profile.display()))
+                .arg("--remote-debugging-address=127.0.0.1")
+                .arg(format!("--remote-debugging-port={port}"))
+                .args([
+                    "--start-maximized",
+                    // `--test-type` hides the bar that `--no-sandbox` would
+                    // show, which would shift coordinates.
+                    "--test-type",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--no-default-browser-check",
+                    "--disable-dev-shm-usage",
+                    "--disable-gpu",
+                    "--password-store=basic",
+                    "--hide-crash-restore-bubble",
+                    "--noerrdialogs",
+                    "--disable-features=Translate,MediaRouter",
+                    "about:blank",
+                ]);
+            // Chromium's own sandbox when the box allows it (see
+            // `probe_sandbox`); else the box is the sandbox. Chromium reads
+            // switches after its URL too.
+            if !sandbox {
+                cmd.arg("--no-sandbox");
+            }
+            cmd
+        }),
+        probe: Probe::Http { port, path: "/json/version" },
+        needs_display: true,
+        provides: Vec::new(),
+    }
+}
