@@ -1,9 +1,14 @@
 //! Starts the desktop's components and keeps them running.
 //!
-//! Per screen: Xvfb, then fluxbox, x11vnc and Chromium once Xvfb answers. Each
-//! component runs in a loop: start, probe until ready, wait for the end, back
-//! off, start again. A component that dies takes nobody else down; the ones
-//! that lose their X server end on their own and come back with it.
+//! Per screen: Xvfb, then fluxbox, x11vnc and Chromium once Xvfb answers
+//! (their recipes are in [`recipes`]). Each component runs in a loop: start,
+//! probe until ready, wait for the end, back off, start again. A component
+//! that dies takes nobody else down; the ones that lose their X server end on
+//! their own and come back with it. A component that runs but is not ready
+//! within its start deadline ([`START_DEADLINE`], doubled after each such
+//! miss) is killed and started again: a process can hang in its start (an
+//! x11vnc spinning under gVisor and never listening), and nothing else would
+//! ever end it.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -180,6 +185,12 @@ impl std::fmt::Debug for ComponentSpec {
     }
 }
 
+/// How long a started component may take to become ready before it is
+/// killed and started again. Doubled after each start that missed it (and
+/// back to this once one is ready), so a component that is only slow on a
+/// loaded machine gets there on a later start rather than never.
+pub const START_DEADLINE: Duration = Duration::from_secs(90);
+
 /// The most recent lines a component wrote, kept for diagnosis.
 const LOG_LINES: usize = 40;
 
@@ -242,6 +253,12 @@ pub fn clear_stale_locks(config: &Config) {
 impl Supervisor {
     /// Starts every component. Returns at once; they start in the background.
     pub fn start(specs: Vec<ComponentSpec>, screens: u8) -> Arc<Self> {
+        Self::start_with(specs, screens, START_DEADLINE)
+    }
+
+    /// [`Supervisor::start`] with a start deadline of `deadline` (tests use
+    /// a short one).
+    pub fn start_with(specs: Vec<ComponentSpec>, screens: u8, deadline: Duration) -> Arc<Self> {
         let cancel = CancellationToken::new();
         let draining = Arc::new(AtomicBool::new(false));
         let mut senders = Vec::new();
@@ -277,7 +294,7 @@ impl Supervisor {
             let senders = Arc::clone(&senders);
             let display = displays[usize::from(c.spec.screen)].clone();
             let draining = Arc::clone(&draining);
-            tokio::spawn(async move { run(c, display, senders, cancel, draining).await });
+            tokio::spawn(async move { run(c, display, senders, cancel, draining, deadline).await });
         }
         Arc::new(Self { components, displays, cancel, draining })
     }
@@ -374,10 +391,12 @@ async fn run(
     senders: Arc<Vec<watch::Sender<bool>>>,
     cancel: CancellationToken,
     draining: Arc<AtomicBool>,
+    first_deadline: Duration,
 ) {
     let name = c.spec.name;
     let screen = c.spec.screen;
     let mut backoff = Duration::from_millis(200);
+    let mut deadline = first_deadline;
     loop {
         if c.spec.needs_display {
             tokio::select! {
@@ -429,10 +448,23 @@ async fn run(
         let mut exit = spawned.exit;
         let probe = probe_until_ready(c.spec.probe.clone());
         tokio::pin!(probe);
+        let late = tokio::time::sleep(deadline);
+        tokio::pin!(late);
+        let starting =
+            || c.status.lock().unwrap_or_else(|e| e.into_inner()).state == ComponentState::Starting;
         let status = loop {
             tokio::select! {
-                status = &mut exit => break status.ok(),
-                () = &mut probe, if c.status.lock().unwrap_or_else(|e| e.into_inner()).state == ComponentState::Starting => {
+                status = &mut exit => break status.map_or_else(|_| "ended".to_owned(), proc::describe_exit),
+                () = &mut late, if starting() => {
+                    let secs = deadline.as_secs();
+                    tracing::warn!(component = name, screen, pid, secs, "not ready in its start deadline; killing it");
+                    let _ = proc::kill_group(pid, libc::SIGKILL);
+                    let _ = tokio::time::timeout(Duration::from_secs(5), &mut exit).await;
+                    deadline = deadline.saturating_mul(2);
+                    break format!("not ready in {secs} s; killed");
+                }
+                () = &mut probe, if starting() => {
+                    deadline = first_deadline;
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     tracing::info!(component = name, screen, ready_ms = ms, "ready");
                     set(&c, |s| {
@@ -458,7 +490,7 @@ async fn run(
         for &s in &c.spec.provides {
             let _ = senders[usize::from(s)].send(false);
         }
-        let why = status.map_or_else(|| "ended".to_owned(), proc::describe_exit);
+        let why = status;
         if draining.load(Ordering::SeqCst) {
             tracing::info!(component = name, screen, pid, why, "ended while stopping");
             let _ = proc::kill_group(pid, libc::SIGKILL);
@@ -568,4 +600,65 @@ async fn http_ok(port: u16, path: &str) -> bool {
         Some(head.starts_with(b"HTTP/1.") && &head[9..12] == b"200")
     };
     matches!(tokio::time::timeout(Duration::from_secs(1), attempt).await, Ok(Some(true)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A component whose first start hangs (runs, never ready) is killed at
+    /// its start deadline and started again; the next start, slower than
+    /// the first deadline but within the doubled one, becomes ready.
+    #[tokio::test]
+    async fn a_component_not_ready_in_its_deadline_is_killed_and_started_again() {
+        proc::init_reaper().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_owned();
+        let ready = d.join("ready");
+        let script = "if [ -e first ]; then sleep 1.5; touch ready; exec sleep 600; fi; \
+                      touch first; exec sleep 600";
+        let spec = ComponentSpec {
+            name: "hangs-first",
+            screen: 0,
+            command: Box::new(move || {
+                let mut cmd = Command::new("sh");
+                cmd.args(["-c", script]).current_dir(&d);
+                cmd
+            }),
+            probe: Probe::Custom(Arc::new(move || ready.exists())),
+            needs_display: false,
+            provides: Vec::new(),
+        };
+        let sup = Supervisor::start_with(vec![spec], 1, Duration::from_secs(1));
+        let first = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let Some(pid) = sup.statuses()[0].pid {
+                    return pid;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("never started");
+        let status = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                let s = sup.statuses().remove(0);
+                if s.state == ComponentState::Ready {
+                    return s;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the component never became ready");
+        assert!(status.restarts >= 1, "{status:?}");
+        let why = status.last_exit.clone().unwrap_or_default();
+        assert!(why.starts_with("not ready in ") && why.ends_with(" s; killed"), "{status:?}");
+        // The hung first start is gone, reaped: its group has no process.
+        assert!(dir.path().join("first").exists());
+        assert_ne!(status.pid, Some(first), "{status:?}");
+        // SAFETY: kill with signal 0 only asks whether the group exists.
+        assert_ne!(unsafe { libc::kill(-(first as libc::pid_t), 0) }, 0, "the first start lives");
+        sup.shutdown(Duration::from_secs(2)).await;
+    }
 }
