@@ -226,6 +226,10 @@ impl Vercel {
         reqwest::Url::parse(&api).map_err(|e| format!("api_url {api:?} is not a URL: {e}"))?;
         if let Some(r) = &options.registry_url {
             reqwest::Url::parse(r).map_err(|e| format!("registry_url {r:?} is not a URL: {e}"))?;
+            // The engine pushes there and resolves a name itself: an
+            // address is checked here, once.
+            holm_client::address::check_url(r, options.addresses)
+                .map_err(|e| format!("registry_url: {e}"))?;
         }
         let addresses = options.addresses;
         let rest = Rest::new(VENDOR, &api, Key::new(token), Auth::Bearer, error_body, addresses);
