@@ -12,8 +12,9 @@ use holm_testkit::TestServer;
 const KEY: &str = "e2b_cli_key_5c4b3a29181716151413";
 const KEY_2: &str = "e2b_cli_key_two_aabbccddeeff0011";
 /// The runtime `vercel`'s API and registry: a closed loopback port (the
-/// runtimes file sets a vendor's endpoints on the runtime named after it).
-const CLOSED_VERCEL: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\n";
+/// runtimes file sets a vendor's endpoints on the runtime named after it,
+/// and allows that private address).
+const CLOSED_VERCEL: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\nallow_private_addresses = true\n";
 
 fn holm(server: &TestServer, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     holm_with(server, args, stdin, env, &[KEY, KEY_2])

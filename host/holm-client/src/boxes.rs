@@ -75,8 +75,15 @@ impl BoxClient {
     /// A client straight against a guest at the endpoint its runtime
     /// answered (its URL and the headers its proxy needs), with the box's
     /// secret.
+    /// A public-only endpoint ([`Endpoint::public_only`]) is reached only at
+    /// public addresses, checked on each connection.
     pub fn at(endpoint: &Endpoint, secret: &str) -> Self {
-        Self { endpoint: Some(endpoint.clone()), ..Self::guest(endpoint.url(), secret) }
+        let guest = Self::guest(endpoint.url(), secret);
+        let http = match endpoint.addresses() {
+            crate::address::Addresses::Any => guest.http.clone(),
+            public => crate::http_for(public),
+        };
+        Self { endpoint: Some(endpoint.clone()), http, ..guest }
     }
 
     /// A client whose routes start at `base`, with a bearer token.

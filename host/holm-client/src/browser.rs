@@ -256,7 +256,7 @@ pub async fn bridge_access(
     guest.set_bridge_secret(secret).await?;
     let ticket = guest.bridge_ticket(ttl_secs).await?;
     let url = bridge.join("/json/version");
-    let http = crate::client_builder()
+    let http = crate::address::client_builder(bridge.addresses())
         .no_proxy()
         .timeout(Duration::from_secs(15))
         .build()

@@ -17,6 +17,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::address::Addresses;
+
 /// Headers a runtime cannot ask for: the guest's own credential, and those
 /// the HTTP client sets itself.
 const RESERVED: &[&str] = &[
@@ -75,6 +77,8 @@ pub struct Endpoint {
     url: String,
     headers: BTreeMap<String, String>,
     websockets: WebSockets,
+    /// Only public addresses may be connected to ([`Endpoint::public_only`]).
+    public_only: bool,
 }
 
 /// The stored form. A plain string is an endpoint with no headers, as
@@ -89,6 +93,8 @@ enum Repr {
         headers: BTreeMap<String, String>,
         #[serde(default)]
         websockets: WebSockets,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        public_only: bool,
     },
 }
 
@@ -98,12 +104,13 @@ impl TryFrom<Repr> for Endpoint {
     fn try_from(r: Repr) -> Result<Self, EndpointError> {
         match r {
             Repr::Url(url) => Self::new(&url),
-            Repr::Full { url, headers, websockets } => {
+            Repr::Full { url, headers, websockets, public_only } => {
                 let mut e = Self::new(&url)?;
                 for (name, value) in headers {
                     e = e.with_header(&name, &value)?;
                 }
-                Ok(e.with_websockets(websockets))
+                let e = e.with_websockets(websockets);
+                if public_only { e.public_only() } else { Ok(e) }
             }
         }
     }
@@ -111,7 +118,12 @@ impl TryFrom<Repr> for Endpoint {
 
 impl From<Endpoint> for Repr {
     fn from(e: Endpoint) -> Self {
-        Repr::Full { url: e.url, headers: e.headers, websockets: e.websockets }
+        Repr::Full {
+            url: e.url,
+            headers: e.headers,
+            websockets: e.websockets,
+            public_only: e.public_only,
+        }
     }
 }
 
@@ -122,6 +134,7 @@ impl fmt::Debug for Endpoint {
             .field("url", &self.url)
             .field("headers", &headers)
             .field("websockets", &self.websockets)
+            .field("public_only", &self.public_only)
             .finish()
     }
 }
@@ -148,6 +161,7 @@ impl Endpoint {
             url: url.trim_end_matches('/').to_owned(),
             headers: BTreeMap::new(),
             websockets: WebSockets::Upgrade,
+            public_only: false,
         })
     }
 
@@ -157,7 +171,31 @@ impl Endpoint {
             url: format!("http://{addr}"),
             headers: BTreeMap::new(),
             websockets: WebSockets::Upgrade,
+            public_only: false,
         }
+    }
+
+    /// The same endpoint, reached only at public addresses: refused now
+    /// when its URL (or its direct URL) names an address that is not
+    /// public, and checked on every connection for a name
+    /// ([`crate::address`]). A cloud vendor's endpoints are marked so
+    /// unless its runtime allows private addresses.
+    pub fn public_only(mut self) -> Result<Self, EndpointError> {
+        let check = |url: &str| {
+            crate::address::check_url(url, Addresses::Public)
+                .map_err(|problem| EndpointError { url: url.to_owned(), problem })
+        };
+        check(&self.url)?;
+        if let WebSockets::Direct { url } = &self.websockets {
+            check(url)?;
+        }
+        self.public_only = true;
+        Ok(self)
+    }
+
+    /// Which addresses a client may connect to for this endpoint.
+    pub fn addresses(&self) -> Addresses {
+        if self.public_only { Addresses::Public } else { Addresses::Any }
     }
 
     /// Adds a header every request and upgrade must carry, such as a
@@ -345,5 +383,27 @@ mod tests {
         // A stored endpoint is checked again as it is read.
         let bad = r#"{"url":"https://h","headers":{"authorization":"x"}}"#;
         assert!(serde_json::from_str::<Endpoint>(bad).is_err());
+    }
+
+    #[test]
+    fn a_public_only_endpoint_refuses_private_addresses_and_stays_marked() {
+        for bad in ["http://127.0.0.1:6080", "http://169.254.169.254", "http://[fd00:ec2::254]"] {
+            let e = Endpoint::new(bad).unwrap();
+            assert_eq!(e.addresses(), Addresses::Any);
+            let err = e.public_only().unwrap_err();
+            assert!(err.problem.contains("not a public address"), "{err}");
+        }
+        let direct = Endpoint::new("https://sandbox.e2b.app")
+            .unwrap()
+            .with_websockets(WebSockets::Direct { url: "http://10.0.0.1".into() });
+        assert!(direct.public_only().is_err());
+        let e = Endpoint::new("https://8765-abc.e2b.app").unwrap().public_only().unwrap();
+        assert_eq!(e.addresses(), Addresses::Public);
+        let back: Endpoint = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back.addresses(), Addresses::Public);
+        // A stored public-only endpoint at a private address is refused as
+        // it is read.
+        let stored = r#"{"url":"http://127.0.0.1:1","public_only":true}"#;
+        assert!(serde_json::from_str::<Endpoint>(stored).is_err());
     }
 }

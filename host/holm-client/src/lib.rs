@@ -7,6 +7,8 @@
 //!   against a box's guest ([`BoxClient::guest`]), because holmd forwards its
 //!   box routes to the guest path for path.
 
+pub mod address;
+
 mod accessibility;
 mod agent;
 mod boxes;
@@ -44,7 +46,13 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 
 /// Builds the HTTP client every holm client uses.
 pub(crate) fn http() -> reqwest::Client {
-    client_builder()
+    http_for(address::Addresses::Any)
+}
+
+/// Builds the HTTP client every holm client uses, connecting only to
+/// `addresses` ([`address::client_builder`]).
+pub(crate) fn http_for(addresses: address::Addresses) -> reqwest::Client {
+    address::client_builder(addresses)
         .pool_idle_timeout(std::time::Duration::from_secs(60))
         .tcp_nodelay(true)
         .build()

@@ -10,6 +10,8 @@
 //!   `Host` check is off then; the bearer token, which holmd requires on such
 //!   a bind and which a browser never adds by itself, is the guard. A request
 //!   with no `Origin` (every non-browser host) passes.
+//! - **Sessions are bounded** ([`crate::sessions`]): at most
+//!   [`MAX_SESSIONS`], the least recently used closed to make room.
 //! - The service stops its sessions and streams when `shutdown` is
 //!   cancelled, so holmd's graceful shutdown is not held open by a client's
 //!   SSE stream.
@@ -24,9 +26,10 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::HolmMcp;
+use crate::sessions::{Capped, MAX_SESSIONS};
 
 /// The MCP service over Streamable HTTP.
-pub type McpService = StreamableHttpService<HolmMcp, LocalSessionManager>;
+pub type McpService = StreamableHttpService<HolmMcp, Capped>;
 
 /// The largest request body: a `write_file` of a few MiB in base64 fits.
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -86,6 +89,7 @@ pub fn http_service(client: Client, options: &HttpOptions) -> McpService {
         Some(url) => HolmMcp::new(client).with_viewer_origin(url),
         None => HolmMcp::new(client),
     };
+    let sessions = Capped::new(sessions, MAX_SESSIONS);
     StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config)
 }
 

@@ -29,6 +29,7 @@ pub mod live;
 pub mod record;
 pub mod scale;
 mod server;
+mod sessions;
 pub mod tools;
 
 pub use http::{HttpOptions, McpService, allowed_hosts, allowed_origins, http_service};

@@ -13,6 +13,9 @@ pub const DEFAULT_SIZE: (u32, u32) = (1280, 800);
 pub const MIN_PIDS: u32 = 64;
 /// The most a box may ask for.
 pub const MAX_PIDS: u32 = 4_194_304;
+/// The most memory a box may ask for (`placement.memory`): 64 GiB. A box is
+/// a desktop; a limit above the host's memory lets one box take the host.
+pub const MAX_MEMORY_BYTES: u64 = 64 << 30;
 /// The shortest lifetime or idle timeout a box may ask for, in seconds.
 pub const MIN_LIFETIME_SECS: u64 = 60;
 /// The lifetime of a box that asks for none: one hour.
@@ -212,6 +215,13 @@ pub fn resolve(
                 issue("placement.memory", format!("{m} is less than the 256m a desktop needs"));
                 None
             }
+            Ok(b) if b > MAX_MEMORY_BYTES => {
+                issue(
+                    "placement.memory",
+                    format!("{m} is more than the 64g (64 GiB) a box may have"),
+                );
+                None
+            }
             Ok(b) => Some(b),
             Err(e) => {
                 issue("placement.memory", e);
@@ -394,6 +404,22 @@ mod tests {
                 "placement.idle_timeout_secs"
             ]
         );
+    }
+
+    #[test]
+    fn memory_above_the_bound_is_refused_with_the_bound() {
+        for (m, ok) in [("64g", true), ("65536m", true), ("64.5g", false), ("1t", false)] {
+            let placement = Placement { memory: Some(m.into()), ..Placement::default() };
+            let r = resolve(&BoxSpec::default(), &placement, &can(), Lifetimes::default());
+            match r {
+                Ok(r) => assert!(ok && r.memory_bytes <= Some(MAX_MEMORY_BYTES), "{m}"),
+                Err(issues) => {
+                    assert!(!ok, "{m}: {issues:?}");
+                    assert_eq!(issues[0].path, "placement.memory");
+                    assert!(issues[0].problem.contains("64g"), "{}", issues[0].problem);
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! | `HOLM_IMAGE_CACHE` | `100g` | past this total size, unused box images are pruned after each build; `off` never |
 //! | `HOLM_TIMELINE_SCREENSHOTS` | `300` | the most screenshots a box's timeline keeps; past it the oldest go |
 //! | `HOLM_TIMELINE_BYTES` | `100m` | the most bytes of screenshots a box's timeline keeps; past it the oldest go |
+//! | `HOLM_TIMELINES_KEPT` | `2g` | the most bytes of screenshots the timelines of removed boxes keep together; past it the records of the boxes that ended longest ago go |
 //! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
 //!
 //! Without a token the server answers without a credential, and therefore
@@ -323,6 +324,10 @@ fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits
     if let Some(v) = get("HOLM_TIMELINE_BYTES") {
         l.timeline_bytes =
             holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINE_BYTES: {e}"))?;
+    }
+    if let Some(v) = get("HOLM_TIMELINES_KEPT") {
+        l.timelines_kept_bytes =
+            holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINES_KEPT: {e}"))?;
     }
     if let Some(v) = get("HOLM_RECORDINGS_KEPT") {
         l.recordings_bytes =

@@ -82,13 +82,17 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
     let file_lifetimes =
         remote_tables().map(|t| (t.name.clone(), (t.lifetime, t.max_lifetime))).collect();
     let file_fields = remote_tables()
-        .filter(|t| !t.endpoints.is_empty())
+        .filter(|t| !t.endpoints.is_empty() || t.allow_private_addresses.is_some())
         .map(|t| {
-            let fields = t
+            let mut fields: serde_json::Map<String, serde_json::Value> = t
                 .endpoints
                 .iter()
                 .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
                 .collect();
+            if let Some(allow) = t.allow_private_addresses {
+                let field = holm::runtime::remote::ALLOW_PRIVATE_FIELD;
+                fields.insert(field.to_owned(), allow.into());
+            }
             (t.name.clone(), fields)
         })
         .collect();

@@ -478,40 +478,7 @@ pub fn check_public_endpoint(s: &str) -> Result<(), String> {
     }
 }
 
-/// Whether `ip` is a public unicast address.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, c, _] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)) // shared (CGNAT)
-                || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
-                || (a == 198 && (b == 18 || b == 19)) // benchmarking
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
-                || (first & 0xffc0) == 0xfec0 // site-local
-                || first == 0x2001 && v6.segments()[1] == 0x0db8 // documentation
-                || first == 0x0064 && v6.segments()[1] == 0xff9b) // NAT64
-        }
-    }
-}
+pub use holm_client::address::is_public;
 
 /// A runtime from `HOLM_SERVER_SANDBOXES`, named after its vendor, with its
 /// settings and key from the vendor's own environment variables. Its key is

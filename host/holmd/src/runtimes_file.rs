@@ -87,6 +87,11 @@ pub struct RuntimeTable {
     /// `server_url`; Vercel's `registry_url`), any URL: the
     /// file may name a self-hosted or local endpoint the API refuses.
     pub endpoints: BTreeMap<String, String>,
+    /// `allow_private_addresses`: a vendor's API and the endpoints it
+    /// answers may be at private addresses (loopback, private networks,
+    /// link-local); without it only public addresses are reached, checked
+    /// on each connection.
+    pub allow_private_addresses: Option<bool>,
     /// `pool`: the warm pools, each a spec and a size.
     pub pools: Vec<crate::service::PoolSpec>,
 }
@@ -204,6 +209,7 @@ fn applies(field: &str, kind: &str) -> bool {
         "registry_url" => kind == "vercel",
         "sandbox_url" => kind == "e2b",
         "server_url" => kind == "modal",
+        "allow_private_addresses" => remote,
         "pool" => !remote,
         _ => false,
     }
@@ -229,6 +235,7 @@ const FIELDS: &[&str] = &[
     "sandbox_url",
     "server_url",
     "registry_url",
+    "allow_private_addresses",
     "pool",
 ];
 
@@ -391,6 +398,9 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                 if bytes < 256 * 1024 * 1024 {
                     return Err(bad("is less than the 256m a desktop needs"));
                 }
+                if bytes > holm::spec::MAX_MEMORY_BYTES {
+                    return Err(bad("is more than the 64g (64 GiB) a box may have"));
+                }
                 t.memory = Some(bytes);
             }
             "cpus" => {
@@ -504,6 +514,10 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                     ));
                 }
                 t.endpoints.insert(f.to_owned(), s.to_owned());
+            }
+            "allow_private_addresses" => {
+                t.allow_private_addresses =
+                    Some(value.as_bool().ok_or_else(|| bad("must be true or false"))?);
             }
             "pool" => t.pools = pools(value).map_err(|e| bad(&e))?,
             _ => unreachable!("every field in FIELDS is handled"),

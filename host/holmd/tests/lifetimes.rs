@@ -323,6 +323,8 @@ impl Harness {
             remote_setup,
             limits: holmd::service::Limits {
                 max_boxes: 8,
+                // Small enough for a test to pass with three images.
+                timelines_kept_bytes: 1000,
                 // The fake guest answers at once; a silent one is given up
                 // on quickly.
                 first_answer: Duration::from_secs(3),
@@ -873,6 +875,53 @@ async fn the_records_of_removed_boxes_are_pruned_after_the_retention() {
     assert!(!h.dir.path().join(format!("boxes/{gone}.json")).exists(), "deleted from the store");
     // A live box is never pruned, however old.
     assert_eq!(h.client.get_box(&kept, None).await.unwrap().state, BoxState::Running);
+}
+
+/// A box asking for more memory than a box may have is refused in the one
+/// error shape, naming the field and the bound, and nothing is made.
+#[tokio::test]
+async fn memory_above_the_bound_is_refused() {
+    let h = Harness::new(ALL).await;
+    let placement = Placement { memory: Some("128g".into()), ..Placement::default() };
+    let request = CreateBox { placement, ..CreateBox::default() };
+    let e = h.client.create_box(&request, Some(10)).await.unwrap_err();
+    let api = e.api().cloned().unwrap();
+    assert_eq!(api.code, ErrorCode::InvalidRequest, "{api:?}");
+    assert!(api.message.contains("placement.memory"), "{api:?}");
+    assert!(api.message.contains("64g"), "{api:?}");
+    assert!(h.client.all_boxes().await.unwrap().is_empty(), "nothing was made");
+}
+
+/// The screenshots of removed boxes' timelines are bound in total
+/// (`HOLM_TIMELINES_KEPT`, 1000 bytes here): past it the boxes that ended
+/// longest ago lose their records, timelines included; live boxes never.
+#[tokio::test]
+async fn the_timelines_of_removed_boxes_are_bound_in_total() {
+    let h = Harness::new(ALL).await;
+    let store = h.service.store();
+    let mut gone = Vec::new();
+    for _ in 0..3 {
+        let id = h.running(Placement::default()).await;
+        store.put_shot(&id, "t1", &[7u8; 400]).await.unwrap();
+        h.client.remove_box(&id).await.unwrap();
+        h.clock.advance(Duration::from_secs(60));
+        gone.push(id);
+    }
+    let live = h.running(Placement::default()).await;
+    store.put_shot(&live, "t1", &[7u8; 4000]).await.unwrap();
+    // 1200 bytes in removed boxes' timelines: the oldest box goes.
+    assert_eq!(h.service.prune_timelines().await, 1);
+    let e = h.client.get_box(&gone[0], None).await.unwrap_err();
+    assert_eq!(code(&e), Some(ErrorCode::NotFound));
+    assert!(store.shots(&gone[0]).await.unwrap().is_empty(), "its timeline is gone");
+    for id in &gone[1..] {
+        assert_eq!(h.client.get_box(id, None).await.unwrap().state, BoxState::Removed);
+        assert_eq!(store.shots(id).await.unwrap().len(), 1, "{id} keeps its timeline");
+    }
+    // Within the bound now: nothing more goes, and the live box is kept.
+    assert_eq!(h.service.prune_timelines().await, 0);
+    assert_eq!(h.client.get_box(&live, None).await.unwrap().state, BoxState::Running);
+    assert_eq!(store.shots(&live).await.unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -74,10 +74,11 @@ fn no_key_in(text: &str, what: &str) {
 }
 
 /// The runtimes `vercel` and `modal` point at a closed loopback port (the
-/// runtimes file sets a vendor's endpoints on the runtime named after it):
-/// nothing here reaches a vendor, and they are unavailable.
-const CLOSED_VENDORS: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\n\
-     [runtimes.modal]\nserver_url = \"http://127.0.0.1:1\"\n";
+/// runtimes file sets a vendor's endpoints on the runtime named after it,
+/// and allows that private address): nothing here reaches a vendor, and
+/// they are unavailable.
+const CLOSED_VENDORS: &str = "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\nallow_private_addresses = true\n\
+     [runtimes.modal]\nserver_url = \"http://127.0.0.1:1\"\nallow_private_addresses = true\n";
 
 async fn start(secret_key: Option<&str>) -> TestServer {
     let secret_key = secret_key.map(str::to_owned);

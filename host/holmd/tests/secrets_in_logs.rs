@@ -53,12 +53,12 @@ async fn no_secret_reaches_a_log_or_a_trace() {
     ensure_image().await;
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    // The Vercel runtime added below is pointed at a closed loopback port:
-    // its key is used (a ping) without reaching a vendor.
+    // The Vercel runtime added below is pointed at a closed loopback port
+    // (allowed): its key is used (a ping) without reaching a vendor.
     let runtimes = dir.path().join("runtimes.toml");
     std::fs::write(
         &runtimes,
-        "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\n",
+        "[runtimes.vercel]\napi_url = \"http://127.0.0.1:1/api\"\nregistry_url = \"http://127.0.0.1:1\"\nallow_private_addresses = true\n",
     )
     .unwrap();
     let mut holmd = Holmd::start(

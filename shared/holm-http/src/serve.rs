@@ -9,12 +9,16 @@
 //!   timeout ends **idle** connections.
 //! - **Body idle**: a request body that sends nothing for
 //!   [`Limits::body_idle`] is ended (its handler sees an error).
-//! - **Connections**: at most [`Limits::max_connections`] at once; beyond
-//!   that the server stops accepting until one ends (the kernel's backlog
-//!   holds the rest), and says so once in the log.
+//! - **Connections**: at most [`Limits::max_connections`] at once, upgraded
+//!   ones (WebSockets: a viewer's stream, a terminal, the bridge) counted
+//!   until they close, since the permit lives in the connection's socket;
+//!   beyond that the server stops accepting until one ends (the kernel's
+//!   backlog holds the rest), and says so once in the log.
 //!
-//! Once a connection is upgraded (a WebSocket), none of these apply: its two
-//! ends pump bytes until either closes.
+//! Once a connection is upgraded (a WebSocket), the timeouts no longer
+//! apply: its two ends pump bytes until either closes. A graceful stop
+//! waits for the connections that are not upgraded (upgraded ones are the
+//! caller's to end).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -66,6 +70,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // Held by each connection's task until hyper lets the connection go
+    // (at its end, or when it is upgraded): what a graceful stop waits for.
+    let serving = Arc::new(Semaphore::new(u32::MAX as usize));
     let (stop_tx, stop_rx) = watch::channel(false);
     // When the limit was last said in the log, in seconds since the start.
     let said_at = AtomicU64::new(0);
@@ -103,6 +110,10 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         crate::no_delay_stream(&stream);
+        // The limit's permit goes with the socket, so an upgraded connection
+        // holds it until it closes.
+        let stream = Counted { inner: stream, _permit: permit };
+        let Ok(held) = Arc::clone(&serving).try_acquire_owned() else { break };
         let app = app.clone();
         let body_idle = limits.body_idle;
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
@@ -134,15 +145,61 @@ pub async fn serve(
                     }
                 }
             }
-            drop(permit);
+            drop(held);
         });
     }
     drop(listener);
     let _ = stop_tx.send(true);
-    // Every connection holds a permit until it ends.
-    let all = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX);
-    let _ = permits.acquire_many(all).await;
+    // Every connection's task holds a permit until hyper lets it go.
+    let _ = serving.acquire_many(u32::MAX).await;
     Ok(())
+}
+
+/// A socket that holds its place under the connection limit for as long as
+/// it lives: through an upgrade, until the WebSocket's last end drops it.
+struct Counted<S> {
+    inner: S,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Counted<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counted<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
 }
 
 /// A request body that fails when it sends nothing for a while.

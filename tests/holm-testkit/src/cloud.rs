@@ -97,8 +97,17 @@ impl Standin {
         }
     }
 
-    /// The runtimes file table that points the vendor's runtime here.
+    /// The runtimes file table that points the vendor's runtime here. The
+    /// stand-in and the endpoints it answers are on loopback, which a
+    /// vendor's runtime reaches only when its table allows private
+    /// addresses: it says so.
     pub fn runtimes_file(&self) -> String {
+        format!("{}allow_private_addresses = true\n", self.runtimes_file_public_only())
+    }
+
+    /// The runtimes file table that points the vendor's runtime here,
+    /// without allowing private addresses (every connection is refused).
+    pub fn runtimes_file_public_only(&self) -> String {
         match self {
             Self::E2b(s) => {
                 format!(
@@ -131,8 +140,16 @@ impl Standin {
         }
     }
 
-    /// The vendor's own variables for its SDK and the examples.
+    /// The vendor's own variables for its SDK and the examples, and the
+    /// one that lets holm's vendor accounts from the environment reach the
+    /// stand-in on loopback.
     pub fn env(&self) -> Vec<(String, String)> {
+        let mut env = self.vendor_env();
+        env.push((holm::runtime::remote::ALLOW_PRIVATE_ENV.into(), "1".into()));
+        env
+    }
+
+    fn vendor_env(&self) -> Vec<(String, String)> {
         match self {
             Self::E2b(s) => vec![
                 ("E2B_API_KEY".into(), s.key.clone()),

@@ -19,6 +19,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, Method, header};
 use axum::response::Response;
 use futures_util::TryStreamExt;
+use holm_client::address::Addresses;
 use holm_http::{Error, RequestId};
 use holm_proto::contract::GuestRoute;
 use holm_proto::host::BoxState;
@@ -39,8 +40,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// own (commands and streams may run long; see [`DEFAULT_TIMEOUT`]). An idle
 /// connection is let go well before the guest's own idle limit (30 s) ends
 /// it, so a request never lands on a connection the guest is closing.
-pub(super) fn client() -> reqwest::Client {
-    holm_client::client_builder()
+pub(super) fn client(addresses: Addresses) -> reqwest::Client {
+    holm_client::address::client_builder(addresses)
         .no_proxy()
         .tcp_nodelay(true)
         .pool_idle_timeout(Duration::from_secs(15))
@@ -137,7 +138,7 @@ pub(super) async fn forward(
     // Through the endpoint the runtime answered: its headers (a vendor
     // proxy's token), then the guest's own credential.
     let mut rb = guest
-        .apply(state.http.request(method, &url))
+        .apply(state.http(guest).request(method, &url))
         .bearer_auth(&record.secret)
         .header("x-request-id", &request_id);
     for name in FORWARD_REQUEST {

@@ -26,6 +26,8 @@ use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use holm_client::Endpoint;
+use holm_client::address::Addresses;
 use holm_http::{Error, RequestId};
 use holm_proto::ApiError;
 use holm_proto::guest::Page;
@@ -48,6 +50,9 @@ pub struct AppState {
     pub service: Arc<Service>,
     /// The HTTP client that forwards to guests (pooled connections).
     pub http: reqwest::Client,
+    /// The same for public-only endpoints (a cloud vendor's): it connects
+    /// only to public addresses, checked on each connection.
+    pub http_public: reqwest::Client,
     /// The OpenAPI document, made once.
     pub openapi: Arc<serde_json::Value>,
     /// How long a forwarded request that is not a stream may take, whole.
@@ -290,6 +295,17 @@ pub fn routes() -> Api<AppState> {
         .forwarded(f::forward)
 }
 
+impl AppState {
+    /// The client that reaches `endpoint`: the public-only one for an
+    /// endpoint that may be at public addresses only.
+    pub fn http(&self, endpoint: &Endpoint) -> &reqwest::Client {
+        match endpoint.addresses() {
+            Addresses::Any => &self.http,
+            Addresses::Public => &self.http_public,
+        }
+    }
+}
+
 /// Builds the whole router for `service` on loopback, with `token` required
 /// when set.
 pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
@@ -309,7 +325,8 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
     let token: Option<Arc<[u8]>> = options.token.map(|t| t.as_bytes().into());
     let state = AppState {
         service,
-        http: forward::client(),
+        http: forward::client(Addresses::Any),
+        http_public: forward::client(Addresses::Public),
         openapi,
         forward_timeout: options.forward_timeout,
         public_url: options.public_url,

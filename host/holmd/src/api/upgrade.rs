@@ -99,7 +99,7 @@ pub(super) async fn forward(
         url.push('?');
         url.push_str(q);
     }
-    let mut rb = endpoint.apply(state.http.get(&url));
+    let mut rb = endpoint.apply(state.http(endpoint).get(&url));
     if upstream == Upstream::Guest {
         rb = rb.bearer_auth(&record.secret);
     }

@@ -245,7 +245,7 @@ async fn forward_json(
     let viewer_token = open_box_check(state, record, &req)?;
     require_running(record)?;
     let endpoint = record.viewer.as_ref().ok_or_else(|| no_viewer_port(id))?;
-    let rb = state.http.request(req.method().clone(), endpoint.join(path));
+    let rb = state.http(endpoint).request(req.method().clone(), endpoint.join(path));
     let rb = rb.headers(json_request_headers(req.headers(), viewer_token));
     let mut rb = endpoint.apply(rb).header("x-request-id", request_id);
     if req.method() == Method::POST {

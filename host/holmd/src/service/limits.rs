@@ -15,7 +15,7 @@ use super::state::Entry;
 
 /// The server's limits (`HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`,
 /// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`, `HOLM_TIMELINE_SCREENSHOTS`,
-/// `HOLM_TIMELINE_BYTES`).
+/// `HOLM_TIMELINE_BYTES`, `HOLM_TIMELINES_KEPT`, `HOLM_RECORDINGS_KEPT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// The most live boxes (not removed or failed), boxes waiting in warm
@@ -35,6 +35,10 @@ pub struct Limits {
     /// The most bytes of screenshots one box's timeline keeps (oldest
     /// dropped first).
     pub timeline_bytes: u64,
+    /// The most bytes of timeline screenshots the removed (and failed)
+    /// boxes keep together (`HOLM_TIMELINES_KEPT`); past it the records of
+    /// the boxes that ended longest ago go, timelines included.
+    pub timelines_kept_bytes: u64,
     /// The most bytes of removed boxes' recordings the server keeps
     /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
     pub recordings_bytes: u64,
@@ -52,6 +56,7 @@ impl Default for Limits {
             image_cache_bytes: Some(100 << 30),
             timeline_screenshots: 300,
             timeline_bytes: 100 << 20,
+            timelines_kept_bytes: 2 << 30,
             recordings_bytes: 20 << 30,
             first_answer: holm::launch::FIRST_ANSWER_TIMEOUT,
         }
@@ -173,6 +178,54 @@ impl Service {
         }
         if n > 0 {
             tracing::info!(pruned = n, retention, "pruned the records of long-removed boxes");
+        }
+        n
+    }
+
+    /// Deletes the records of removed and failed boxes, those that ended
+    /// longest ago first, with their timelines (traces and screenshots),
+    /// while their timelines' screenshots together pass
+    /// [`Limits::timelines_kept_bytes`]. Answers how many went.
+    pub async fn prune_timelines(&self) -> usize {
+        let max = self.limits.timelines_kept_bytes;
+        let mut ended: Vec<(u64, String)> = {
+            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
+            boxes
+                .values()
+                .map(|e| e.record())
+                .filter(|r| !r.state.is_live())
+                .map(|r| (r.ended_at.unwrap_or(r.expires_at), r.id.to_string()))
+                .collect()
+        };
+        ended.sort();
+        let mut sizes = Vec::with_capacity(ended.len());
+        for (_, id) in &ended {
+            let bytes = match self.store.shots(id).await {
+                Ok(shots) => shots.iter().map(|(_, b)| b).sum(),
+                Err(e) => {
+                    tracing::warn!(box_id = %id, error = %e, "cannot list a box's screenshots");
+                    0
+                }
+            };
+            sizes.push(bytes);
+        }
+        let mut total: u64 = sizes.iter().sum();
+        let mut n = 0;
+        for ((_, id), bytes) in ended.iter().zip(sizes) {
+            if total <= max {
+                break;
+            }
+            match self.store.delete_box(id).await {
+                Ok(()) => {
+                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(id.as_str());
+                    total -= bytes;
+                    n += 1;
+                }
+                Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot prune a box's record"),
+            }
+        }
+        if n > 0 {
+            tracing::info!(pruned = n, max, "pruned the oldest removed boxes' timelines");
         }
         n
     }

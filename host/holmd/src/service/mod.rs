@@ -292,6 +292,7 @@ impl Service {
                     if n.is_multiple_of(3600) {
                         service.purge_idempotency().await;
                         service.prune_records().await;
+                        service.prune_timelines().await;
                     }
                     if n > 0 && n.is_multiple_of(RETAKE_EVERY_SECS) {
                         service.retake_unreachable().await;

@@ -38,8 +38,8 @@ use serde_json::json;
 use sha2::Digest as _;
 
 use super::remote::{
-    Auth, DAYTONA, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VResult, Vendor, VendorError,
-    VendorFacts, plain_message, start_script,
+    Addresses, Auth, DAYTONA, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VResult, Vendor,
+    VendorError, VendorFacts, plain_message, start_script,
 };
 use super::{Endpoint, LABEL_RUNTIME, MachineState, WebSockets};
 use crate::image::Progress;
@@ -67,6 +67,9 @@ pub struct Options {
     /// The region sandboxes go to (`DAYTONA_TARGET`); default the
     /// organization's.
     pub target: Option<String>,
+    /// Which addresses its API and the endpoints it answers may be at:
+    /// public only unless allowed ([`holm_client::address`]).
+    pub addresses: Addresses,
 }
 
 /// The Daytona adapter.
@@ -163,7 +166,8 @@ impl Daytona {
     pub fn new(key: &str, options: Options) -> Result<Self, String> {
         let api = options.api_url.clone().unwrap_or_else(|| DEFAULT_API_URL.to_owned());
         reqwest::Url::parse(&api).map_err(|e| format!("api_url {api:?} is not a URL: {e}"))?;
-        let rest = Rest::new("daytona", &api, Key::new(key), Auth::Bearer, error_body);
+        let addresses = options.addresses;
+        let rest = Rest::new("daytona", &api, Key::new(key), Auth::Bearer, error_body, addresses);
         Ok(Self { rest, options, toolboxes: Mutex::default(), previews: Mutex::default() })
     }
 
@@ -173,7 +177,12 @@ impl Daytona {
         let key = std::env::var("DAYTONA_API_KEY")
             .map_err(|_| "DAYTONA_API_KEY is not set".to_owned())?;
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Self::new(&key, Options { api_url: var("DAYTONA_API_URL"), target: var("DAYTONA_TARGET") })
+        let options = Options {
+            api_url: var("DAYTONA_API_URL"),
+            target: var("DAYTONA_TARGET"),
+            addresses: super::remote::addresses_from_env(),
+        };
+        Self::new(&key, options)
     }
 
     fn sandbox(&self, d: Detail) -> Sandbox {
@@ -298,6 +307,10 @@ fn multipart(field: &str, filename: &str, data: &[u8]) -> (String, Vec<u8>) {
 impl Vendor for Daytona {
     fn facts(&self) -> &'static VendorFacts {
         &DAYTONA
+    }
+
+    fn addresses(&self) -> Addresses {
+        self.rest.addresses()
     }
 
     fn key(&self) -> &Key {

@@ -39,8 +39,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::remote::{
-    Auth, E2B, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VResult, Vendor, VendorError,
-    VendorFacts, plain_message,
+    Addresses, Auth, E2B, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VResult, Vendor,
+    VendorError, VendorFacts, plain_message,
 };
 use super::{Endpoint, LABEL_RUNTIME, MachineState, WebSockets};
 use crate::image::Progress;
@@ -67,6 +67,9 @@ pub struct Options {
     pub sandbox_url: Option<String>,
     /// Open the sandboxes' ports to requests without the traffic token.
     pub public_traffic: bool,
+    /// Which addresses its API and the endpoints it answers may be at:
+    /// public only unless allowed ([`holm_client::address`]).
+    pub addresses: Addresses,
 }
 
 /// What one sandbox's ports and envd need, from its create or connect.
@@ -116,7 +119,9 @@ impl E2b {
         if let Some(u) = &options.sandbox_url {
             Endpoint::new(u).map_err(|e| format!("sandbox_url: {e}"))?;
         }
-        let rest = Rest::new("e2b", &api, Key::new(key), Auth::Header("X-API-Key"), error_body);
+        let addresses = options.addresses;
+        let rest =
+            Rest::new("e2b", &api, Key::new(key), Auth::Header("X-API-Key"), error_body, addresses);
         Ok(Self { rest, options, tokens: Mutex::default() })
     }
 
@@ -130,6 +135,7 @@ impl E2b {
                 api_url: var("E2B_API_URL"),
                 sandbox_url: var("E2B_SANDBOX_URL"),
                 public_traffic: false,
+                addresses: super::remote::addresses_from_env(),
             },
         )
     }
@@ -276,6 +282,10 @@ impl Vendor for E2b {
         &E2B
     }
 
+    fn addresses(&self) -> Addresses {
+        self.rest.addresses()
+    }
+
     fn key(&self) -> &Key {
         self.rest.key()
     }
@@ -327,6 +337,7 @@ impl Vendor for E2b {
     async fn boot(&self, sandbox: &Sandbox, new: &NewSandbox) -> VResult<()> {
         let tokens = self.known_tokens(sandbox).await?;
         let (base, routing) = self.port_base(&sandbox.id, ENVD_PORT, tokens.domain.as_deref());
+        self.rest.check_url("start the guest", &base)?;
         let envd = envd::Envd::new(self.rest.client(), &base, routing, tokens.envd.as_deref());
         envd.start_guest(&new.env).await
     }

@@ -251,6 +251,7 @@ async fn upload(rest: &Rest, template_id: &str, hash: &str) -> VResult<()> {
     let url = link
         .url
         .ok_or_else(|| VendorError::answer("e2b", "upload the guest", "E2B gave no upload URL"))?;
+    rest.check_url("upload the guest", &url)?;
     let body = context();
     // A signed URL: the key does not go with it. The body's exact length
     // is sent (chunked uploads are refused).

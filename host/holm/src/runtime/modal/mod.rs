@@ -43,7 +43,8 @@ use tokio::sync::OnceCell;
 
 use self::api::{Built, ModalApi, SandboxDefinition};
 use super::remote::{
-    GUEST_PATH, Key, MODAL, NewSandbox, Recipe, Sandbox, VResult, Vendor, VendorError, VendorFacts,
+    Addresses, GUEST_PATH, Key, MODAL, NewSandbox, Recipe, Sandbox, VResult, Vendor, VendorError,
+    VendorFacts,
 };
 use super::{Endpoint, LABEL_RUNTIME, MachineState};
 use crate::image::Progress;
@@ -63,6 +64,9 @@ pub struct Options {
     /// The environment sandboxes go in (`MODAL_ENVIRONMENT`); default the
     /// workspace's.
     pub environment: Option<String>,
+    /// Which addresses its API and the endpoints it answers may be at:
+    /// public only unless allowed ([`holm_client::address`]).
+    pub addresses: Addresses,
 }
 
 /// The Modal adapter.
@@ -100,6 +104,8 @@ impl Modal {
             );
         }
         let url = options.server_url.clone().unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned());
+        holm_client::address::check_url(&url, options.addresses)
+            .map_err(|e| format!("server_url: {e}"))?;
         let api = ModalApi::new(&url, token_id, Key::new(token_secret))?;
         Ok(Self {
             api,
@@ -120,7 +126,11 @@ impl Modal {
         Self::new(
             &id,
             &secret,
-            Options { server_url: var("MODAL_SERVER_URL"), environment: var("MODAL_ENVIRONMENT") },
+            Options {
+                server_url: var("MODAL_SERVER_URL"),
+                environment: var("MODAL_ENVIRONMENT"),
+                addresses: super::remote::addresses_from_env(),
+            },
         )
     }
 
@@ -218,6 +228,10 @@ fn dockerfile_lines(recipe: &Recipe) -> Vec<String> {
 impl Vendor for Modal {
     fn facts(&self) -> &'static VendorFacts {
         &MODAL
+    }
+
+    fn addresses(&self) -> Addresses {
+        self.options.addresses
     }
 
     fn key(&self) -> &Key {

@@ -51,6 +51,7 @@ pub use self::rest::{
 pub use self::runtime::{Remote, ports_of};
 use super::{Endpoint, MachineState, Runtime};
 use crate::image::Progress;
+pub use holm_client::address::Addresses;
 
 /// What holm knows of a vendor without asking it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +239,9 @@ pub type VResult<T> = Result<T, VendorError>;
 pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
     /// What holm knows of the vendor.
     fn facts(&self) -> &'static VendorFacts;
+    /// Which addresses its API and the endpoints it answers may be at;
+    /// [`Remote`] refuses an endpoint the vendor answers elsewhere.
+    fn addresses(&self) -> Addresses;
     /// The key its calls carry (replaced in place on rotation).
     fn key(&self) -> &Key;
     /// Checks that the vendor answers and takes the key.
@@ -318,6 +322,24 @@ impl std::fmt::Debug for Account<'_> {
     }
 }
 
+/// The variable that lets a vendor account made from the environment
+/// (each vendor's `from_env`) reach private addresses: `1`. Without it, its
+/// API and the endpoints it answers must be at public addresses.
+pub const ALLOW_PRIVATE_ENV: &str = "HOLM_ALLOW_PRIVATE_ADDRESSES";
+
+/// The account field (a runtimes file's `allow_private_addresses`) that
+/// lets a runtime reach private addresses.
+pub const ALLOW_PRIVATE_FIELD: &str = "allow_private_addresses";
+
+/// The addresses [`ALLOW_PRIVATE_ENV`] allows.
+pub fn addresses_from_env() -> Addresses {
+    if std::env::var(ALLOW_PRIVATE_ENV).is_ok_and(|v| v == "1") {
+        Addresses::Any
+    } else {
+        Addresses::Public
+    }
+}
+
 /// The facts of a vendor this crate knows, by provider name.
 pub fn facts(provider: &str) -> Option<&'static VendorFacts> {
     [&E2B, &DAYTONA, &MODAL, &RUNTIME_CLOUD, &VERCEL].into_iter().find(|f| f.provider == provider)
@@ -328,7 +350,8 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
     let field = |k: &str| account.fields.get(k).and_then(serde_json::Value::as_str);
     let flag =
         |k: &str| account.fields.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
-    let _ = (&field, &flag);
+    let addresses = if flag(ALLOW_PRIVATE_FIELD) { Addresses::Any } else { Addresses::Public };
+    let _ = (&field, &flag, addresses);
     match account.provider {
         #[cfg(feature = "e2b")]
         "e2b" => {
@@ -336,6 +359,7 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
                 api_url: field("api_url").map(str::to_owned),
                 sandbox_url: field("sandbox_url").map(str::to_owned),
                 public_traffic: flag("public_traffic"),
+                addresses,
             };
             let vendor = super::e2b::E2b::new(account.key, options)?;
             Ok(Arc::new(Remote::new(account.name, vendor)))
@@ -345,6 +369,7 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
             let options = super::daytona::Options {
                 api_url: field("api_url").map(str::to_owned),
                 target: field("target").map(str::to_owned),
+                addresses,
             };
             let vendor = super::daytona::Daytona::new(account.key, options)?;
             Ok(Arc::new(Remote::new(account.name, vendor)))
@@ -354,6 +379,7 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
             let options = super::modal::Options {
                 server_url: field("server_url").map(str::to_owned),
                 environment: field("environment").map(str::to_owned),
+                addresses,
             };
             let token_id = field("token_id").unwrap_or_default();
             let vendor = super::modal::Modal::new(token_id, account.key, options)?;
@@ -361,8 +387,10 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
         }
         #[cfg(feature = "runtime-cloud")]
         "runtime-cloud" => {
-            let options =
-                super::runtime_cloud::Options { api_url: field("api_url").map(str::to_owned) };
+            let options = super::runtime_cloud::Options {
+                api_url: field("api_url").map(str::to_owned),
+                addresses,
+            };
             let vendor = super::runtime_cloud::RuntimeCloud::new(account.key, options)?;
             Ok(Arc::new(Remote::new(account.name, vendor)))
         }
@@ -373,6 +401,7 @@ pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> 
                 project_id: field("project_id").unwrap_or_default().to_owned(),
                 api_url: field("api_url").map(str::to_owned),
                 registry_url: field("registry_url").map(str::to_owned),
+                addresses,
             };
             let vendor = super::vercel::Vercel::new(account.key, options)?;
             Ok(Arc::new(Remote::new(account.name, vendor)))

@@ -1,11 +1,15 @@
 //! [`Rest`]: a vendor's HTTP API as every REST vendor adapter calls it — the
 //! key in the vendor's header, retries with backoff on 429 and 5xx that
 //! honour `Retry-After`, and every failure made a [`VendorError`] with the
-//! vendor's request id and without the key.
+//! vendor's request id and without the key. The client connects only to
+//! public addresses unless the runtime allows private ones
+//! ([`holm_client::address`]): checked on each connection for a name, and
+//! before each request for an address written in its URL.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use holm_client::address::{self, Addresses};
 use reqwest::{Method, RequestBuilder, Response};
 
 use super::error::{Retry, VendorError};
@@ -106,17 +110,25 @@ pub struct Rest {
     auth: Auth,
     errors: ErrorBody,
     backoff: Backoff,
+    addresses: Addresses,
     client: reqwest::Client,
 }
 
 impl Rest {
     /// The API at `base` (no trailing slash needed), with `key` sent as
-    /// `auth`, errors read by `errors`.
-    pub fn new(vendor: &'static str, base: &str, key: Key, auth: Auth, errors: ErrorBody) -> Self {
+    /// `auth`, errors read by `errors`, reaching only `addresses`.
+    pub fn new(
+        vendor: &'static str,
+        base: &str,
+        key: Key,
+        auth: Auth,
+        errors: ErrorBody,
+        addresses: Addresses,
+    ) -> Self {
         // No redirect is followed: a vendor's API answers where it is
         // asked, and a redirect would take the key (in a custom header
         // that reqwest keeps across hosts) to another address.
-        let client = holm_client::client_builder()
+        let client = address::client_builder(addresses)
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(15))
             .timeout(Duration::from_secs(120))
@@ -130,6 +142,7 @@ impl Rest {
             auth,
             errors,
             backoff: Backoff::default(),
+            addresses,
             client,
         }
     }
@@ -152,8 +165,23 @@ impl Rest {
     }
 
     /// The HTTP client, for calls outside the API (an upload URL, a proxy).
+    /// It checks the addresses a name resolves to; a URL the vendor hands
+    /// back goes through [`Rest::check_url`] too, for an address written
+    /// in it.
     pub fn client(&self) -> &reqwest::Client {
         &self.client
+    }
+
+    /// Which addresses this API and what it hands back may be at.
+    pub fn addresses(&self) -> Addresses {
+        self.addresses
+    }
+
+    /// Refuses `url` when it names an address this runtime may not reach
+    /// (a name is checked on each connection).
+    pub fn check_url(&self, what: &str, url: &str) -> Result<(), VendorError> {
+        address::check_url(url, self.addresses)
+            .map_err(|m| VendorError::answer(self.vendor, what, m))
     }
 
     /// A request to `path` under the base, with the key.
@@ -184,7 +212,15 @@ impl Rest {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let err = match build(self).send().await {
+            let request = build(self).build();
+            if let Ok(r) = &request {
+                self.check_url(what, r.url().as_str())?;
+            }
+            let sent = match request {
+                Ok(r) => self.client.execute(r).await,
+                Err(e) => Err(e),
+            };
+            let err = match sent {
                 Ok(r) if r.status().is_success() => return Ok(r),
                 Ok(r) => self.error(what, r).await,
                 Err(e) => VendorError::transport(self.vendor, what, &e),
@@ -347,8 +383,14 @@ mod tests {
             s.write_all(answer.as_bytes()).await.unwrap();
         });
         let plain: ErrorBody = |status, body| (None, plain_message(status, body));
-        let rest =
-            Rest::new("test", &base, Key::new("redirect-key"), Auth::Header("X-API-Key"), plain);
+        let rest = Rest::new(
+            "test",
+            &base,
+            Key::new("redirect-key"),
+            Auth::Header("X-API-Key"),
+            plain,
+            Addresses::Any,
+        );
         let e = rest.ping("/sandboxes").await.unwrap_err();
         assert_eq!(e.status, Some(302), "{e:?}");
         server.await.unwrap();
@@ -357,6 +399,47 @@ mod tests {
             reached.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
             "the redirect was followed: {reached:?}"
         );
+    }
+
+    /// A vendor API at a name that resolves to loopback, or at a loopback
+    /// address, is refused before the key is sent, with the reason, unless
+    /// the runtime allows private addresses; then it is reached.
+    #[tokio::test]
+    async fn an_api_at_a_private_address_is_refused_unless_allowed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = api.local_addr().unwrap().port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut s, _) = api.accept().await.unwrap();
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut buf = vec![0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]";
+                let _ = s.write_all(ok.as_bytes()).await;
+            }
+        });
+        let plain: ErrorBody = |status, body| (None, plain_message(status, body));
+        let rest = |base: &str, addresses| {
+            Rest::new("test", base, Key::new("private-key"), Auth::Bearer, plain, addresses)
+                .with_backoff(Backoff { attempts: 1, ..Backoff::default() })
+        };
+        for base in [format!("http://localhost:{port}"), format!("http://127.0.0.1:{port}")] {
+            let e = rest(&base, Addresses::Public).ping("/sandboxes").await.unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("is not a public address"), "{base}: {text}");
+            assert!(text.contains("allow_private_addresses"), "{base}: {text}");
+            assert!(!text.contains("private-key"), "{text}");
+        }
+        assert_eq!(
+            accepted.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "a refused API was reached"
+        );
+        rest(&format!("http://localhost:{port}"), Addresses::Any).ping("/sandboxes").await.unwrap();
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]

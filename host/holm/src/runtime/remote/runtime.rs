@@ -9,7 +9,9 @@ use holm_proto::Issue;
 use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT};
 use holm_proto::host::{Can, Environment, Place};
 
-use super::{Backoff, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor, VendorError};
+use super::{
+    Addresses, Backoff, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor, VendorError,
+};
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
     ImageSource, LABEL_BOX, LifetimeLimits, Machine, MachineSpec, MachineState, Result, Runtime,
@@ -143,7 +145,19 @@ impl<V: Vendor> Remote<V> {
     async fn machine(&self, s: Sandbox) -> Result<Machine> {
         let endpoints = if s.state == MachineState::Running {
             let ports = ports_of(&s.labels);
-            self.vendor.endpoints(&s, &ports).await.map_err(|e| self.err(e))?
+            let mut endpoints = self.vendor.endpoints(&s, &ports).await.map_err(|e| self.err(e))?;
+            if self.vendor.addresses() == Addresses::Public {
+                for e in endpoints.values_mut() {
+                    *e = e.clone().public_only().map_err(|e| {
+                        self.err(VendorError::answer(
+                            self.vendor.facts().provider,
+                            &format!("reach sandbox {}", s.id),
+                            e.to_string(),
+                        ))
+                    })?;
+                }
+            }
+            endpoints
         } else {
             BTreeMap::new()
         };
@@ -335,6 +349,77 @@ impl<V: Vendor> RemoteRuntime for Remote<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::remote::{Key, VResult};
+
+    /// A vendor whose one running sandbox is reached at `url`.
+    #[derive(Debug)]
+    struct Answers {
+        url: &'static str,
+        addresses: Addresses,
+        key: Key,
+    }
+
+    #[async_trait]
+    impl Vendor for Answers {
+        fn facts(&self) -> &'static super::super::VendorFacts {
+            &super::super::E2B
+        }
+        fn addresses(&self) -> Addresses {
+            self.addresses
+        }
+        fn key(&self) -> &Key {
+            &self.key
+        }
+        async fn ping(&self) -> VResult<()> {
+            Ok(())
+        }
+        async fn image(&self, _: &Recipe, _: &mut (dyn FnMut(Progress) + Send)) -> VResult<String> {
+            unreachable!("not asked")
+        }
+        async fn create(&self, _: &NewSandbox) -> VResult<Sandbox> {
+            unreachable!("not asked")
+        }
+        async fn get(&self, id: &str) -> VResult<Sandbox> {
+            let labels = BTreeMap::new();
+            Ok(Sandbox { id: id.into(), state: MachineState::Running, labels, ends_at: None })
+        }
+        async fn list(&self, _: &str) -> VResult<Vec<Sandbox>> {
+            Ok(Vec::new())
+        }
+        async fn set_deadline(&self, _: &str, _: u64) -> VResult<()> {
+            Ok(())
+        }
+        async fn delete(&self, _: &str) -> VResult<()> {
+            Ok(())
+        }
+        async fn endpoints(
+            &self,
+            _: &Sandbox,
+            ports: &[u16],
+        ) -> VResult<BTreeMap<u16, crate::runtime::Endpoint>> {
+            let e = crate::runtime::Endpoint::new(self.url).unwrap();
+            Ok(ports.iter().map(|p| (*p, e.clone())).collect())
+        }
+    }
+
+    /// An endpoint a vendor answers at a loopback or metadata address is
+    /// refused with the reason unless the runtime allows private
+    /// addresses; a public one is kept, marked public-only (so every
+    /// connection to it is checked).
+    #[tokio::test]
+    async fn endpoints_a_vendor_answers_pass_the_address_check() {
+        let remote =
+            |url, addresses| Remote::new("v", Answers { url, addresses, key: Key::new("k") });
+        for url in ["http://127.0.0.1:6080", "http://169.254.169.254", "http://[fd00:ec2::254]"] {
+            let e = remote(url, Addresses::Public).inspect("sbx").await.unwrap_err().to_string();
+            assert!(e.contains("is not a public address"), "{url}: {e}");
+            let m = remote(url, Addresses::Any).inspect("sbx").await.unwrap();
+            assert!(m.endpoints.values().all(|e| e.addresses() == Addresses::Any), "{url}");
+        }
+        let m = remote("https://8765-sbx.e2b.app", Addresses::Public).inspect("sbx").await.unwrap();
+        assert!(!m.endpoints.is_empty());
+        assert!(m.endpoints.values().all(|e| e.addresses() == Addresses::Public));
+    }
 
     #[test]
     fn ports_come_from_the_label_or_default_to_the_guest_and_bridge() {

@@ -43,7 +43,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::remote::{
-    Auth, Key, NewSandbox, RUNTIME_CLOUD, Recipe, Rest, Retry, Sandbox, VResult, Vendor,
+    Addresses, Auth, Key, NewSandbox, RUNTIME_CLOUD, Recipe, Rest, Retry, Sandbox, VResult, Vendor,
     VendorError, VendorFacts, plain_message, start_script,
 };
 use super::{Endpoint, LABEL_RUNTIME, MachineState};
@@ -72,6 +72,9 @@ const POLL: Duration = Duration::from_secs(1);
 pub struct Options {
     /// The API origin (`RUNTIME_API_URL`); default [`DEFAULT_API_URL`].
     pub api_url: Option<String>,
+    /// Which addresses its API and the endpoints it answers may be at:
+    /// public only unless allowed ([`holm_client::address`]).
+    pub addresses: Addresses,
 }
 
 /// The Runtime Cloud adapter.
@@ -198,7 +201,9 @@ impl RuntimeCloud {
     pub fn new(key: &str, options: Options) -> Result<Self, String> {
         let api = options.api_url.clone().unwrap_or_else(|| DEFAULT_API_URL.to_owned());
         reqwest::Url::parse(&api).map_err(|e| format!("api_url {api:?} is not a URL: {e}"))?;
-        let rest = Rest::new("runtime-cloud", &api, Key::new(key), Auth::Bearer, error_body);
+        let addresses = options.addresses;
+        let rest =
+            Rest::new("runtime-cloud", &api, Key::new(key), Auth::Bearer, error_body, addresses);
         Ok(Self { rest, options, previews: Mutex::default(), leases: Arc::default() })
     }
 
@@ -207,7 +212,7 @@ impl RuntimeCloud {
         let key = std::env::var("RUNTIME_API_KEY")
             .map_err(|_| "RUNTIME_API_KEY is not set".to_owned())?;
         let url = std::env::var("RUNTIME_API_URL").ok().filter(|v| !v.is_empty());
-        Self::new(&key, Options { api_url: url })
+        Self::new(&key, Options { api_url: url, addresses: super::remote::addresses_from_env() })
     }
 
     fn sandbox(&self, d: Detail) -> Sandbox {
@@ -341,6 +346,10 @@ fn guest_gz() -> &'static [u8] {
 impl Vendor for RuntimeCloud {
     fn facts(&self) -> &'static VendorFacts {
         &RUNTIME_CLOUD
+    }
+
+    fn addresses(&self) -> Addresses {
+        self.rest.addresses()
     }
 
     fn key(&self) -> &Key {

@@ -36,8 +36,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::remote::{
-    Auth, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VERCEL, VResult, Vendor, VendorError,
-    VendorFacts, plain_message, start_script,
+    Addresses, Auth, Key, NewSandbox, Recipe, Rest, Retry, Sandbox, VERCEL, VResult, Vendor,
+    VendorError, VendorFacts, plain_message, start_script,
 };
 use super::{Endpoint, LABEL_BOX, LABEL_RUNTIME, MachineState};
 use crate::image::Progress;
@@ -71,6 +71,9 @@ pub struct Options {
     pub api_url: Option<String>,
     /// The registry (`registry_url`); default [`DEFAULT_REGISTRY_URL`].
     pub registry_url: Option<String>,
+    /// Which addresses its API and the endpoints it answers may be at:
+    /// public only unless allowed ([`holm_client::address`]).
+    pub addresses: Addresses,
 }
 
 /// The Vercel adapter.
@@ -223,8 +226,13 @@ impl Vercel {
         reqwest::Url::parse(&api).map_err(|e| format!("api_url {api:?} is not a URL: {e}"))?;
         if let Some(r) = &options.registry_url {
             reqwest::Url::parse(r).map_err(|e| format!("registry_url {r:?} is not a URL: {e}"))?;
+            // The engine pushes there and resolves a name itself: an
+            // address is checked here, once.
+            holm_client::address::check_url(r, options.addresses)
+                .map_err(|e| format!("registry_url: {e}"))?;
         }
-        let rest = Rest::new(VENDOR, &api, Key::new(token), Auth::Bearer, error_body);
+        let addresses = options.addresses;
+        let rest = Rest::new(VENDOR, &api, Key::new(token), Auth::Bearer, error_body, addresses);
         Ok(Self { rest, options, known: Mutex::default() })
     }
 
@@ -238,6 +246,7 @@ impl Vercel {
             project_id: var("VERCEL_PROJECT_ID").ok_or("VERCEL_PROJECT_ID is not set")?,
             api_url: var("VERCEL_API_URL"),
             registry_url: var("VERCEL_REGISTRY_URL"),
+            addresses: super::remote::addresses_from_env(),
         };
         Self::new(&token, options)
     }
@@ -378,6 +387,10 @@ impl Vercel {
 impl Vendor for Vercel {
     fn facts(&self) -> &'static VendorFacts {
         &VERCEL
+    }
+
+    fn addresses(&self) -> Addresses {
+        self.rest.addresses()
     }
 
     fn key(&self) -> &Key {
