@@ -748,15 +748,36 @@ mod tests {
     }
 
     #[test]
+    fn a_sensitive_command_is_shown_as_the_marker_only() {
+        let env = BTreeMap::new();
+        let a = vec!["mysql".to_owned(), "-pS3CRET-ARGV".to_owned()];
+        let mut issues = Vec::new();
+        let what = What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: true };
+        let spec = Spec::check(what, Path::new("/root"), &mut issues).unwrap();
+        assert_eq!(spec.shown, SENSITIVE_SHOWN);
+        assert_eq!((spec.program.as_str(), spec.args.as_slice()), ("mysql", &a[1..]), "it runs");
+        let what = What { sensitive: false, ..what };
+        let spec = Spec::check(what, Path::new("/root"), &mut issues).unwrap();
+        assert!(spec.shown.contains("mysql"), "{}", spec.shown);
+    }
+
+    #[test]
     fn exactly_one_of_argv_and_command() {
         let env = BTreeMap::new();
         let a = argv(&["ls"]);
-        let both = What { argv: Some(&a), command: Some("ls"), cwd: None, env: &env, sensitive: false };
+        let both =
+            What { argv: Some(&a), command: Some("ls"), cwd: None, env: &env, sensitive: false };
         assert_eq!(check(both).unwrap_err(), ["command"]);
         let neither = What { argv: None, command: None, cwd: None, env: &env, sensitive: false };
         assert_eq!(check(neither).unwrap_err(), ["argv"]);
-        let spec =
-            check(What { argv: None, command: Some("echo hi"), cwd: None, env: &env, sensitive: false }).unwrap();
+        let spec = check(What {
+            argv: None,
+            command: Some("echo hi"),
+            cwd: None,
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.program, "bash");
         assert_eq!(spec.args, ["-c", "echo hi"]);
         assert_eq!(spec.cwd, Path::new("/home/u"));
@@ -767,12 +788,20 @@ mod tests {
         let env = BTreeMap::new();
         let empty: Vec<String> = Vec::new();
         assert_eq!(
-            check(What { argv: Some(&empty), command: None, cwd: None, env: &env, sensitive: false }).unwrap_err(),
+            check(What {
+                argv: Some(&empty),
+                command: None,
+                cwd: None,
+                env: &env,
+                sensitive: false
+            })
+            .unwrap_err(),
             ["argv"]
         );
         let a = argv(&["", "x\0y"]);
         assert_eq!(
-            check(What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: false }).unwrap_err(),
+            check(What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: false })
+                .unwrap_err(),
             ["argv[0]", "argv[1]"]
         );
     }
@@ -801,14 +830,33 @@ mod tests {
     fn relative_cwd_is_taken_from_home() {
         let env = BTreeMap::new();
         let a = argv(&["true"]);
-        let spec =
-            check(What { argv: Some(&a), command: None, cwd: Some("work/x"), env: &env, sensitive: false }).unwrap();
+        let spec = check(What {
+            argv: Some(&a),
+            command: None,
+            cwd: Some("work/x"),
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.cwd, Path::new("/home/u/work/x"));
-        let spec =
-            check(What { argv: Some(&a), command: None, cwd: Some("/tmp"), env: &env, sensitive: false }).unwrap();
+        let spec = check(What {
+            argv: Some(&a),
+            command: None,
+            cwd: Some("/tmp"),
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.cwd, Path::new("/tmp"));
         assert_eq!(
-            check(What { argv: Some(&a), command: None, cwd: Some(""), env: &env, sensitive: false }).unwrap_err(),
+            check(What {
+                argv: Some(&a),
+                command: None,
+                cwd: Some(""),
+                env: &env,
+                sensitive: false
+            })
+            .unwrap_err(),
             ["cwd"]
         );
     }
