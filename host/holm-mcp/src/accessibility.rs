@@ -55,6 +55,10 @@ pub struct ActArgs {
     /// set_value: the text or number.
     #[serde(default)]
     pub value: Option<String>,
+    /// set_value: the value is a secret (a password, a token): holmd keeps
+    /// it in no record, not even its length (default false).
+    #[serde(default)]
+    pub sensitive: bool,
     /// The screen (default 0).
     #[serde(default)]
     pub screen: Option<u8>,
@@ -111,6 +115,7 @@ impl HolmMcp {
             value: a.value,
             screen: a.screen,
             pointer: a.pointer,
+            sensitive: a.sensitive,
         };
         let acted =
             self.client.boxed(&a.box_id).accessibility_act(&act).await.map_err(from_client)?;

@@ -167,6 +167,8 @@ enum Command {
         text: String,
         #[command(flatten)]
         screen: ScreenArg,
+        #[command(flatten)]
+        secret: SensitiveArg,
     },
     /// Press a key or chord, such as `ctrl+shift+t`.
     Key {
@@ -265,6 +267,17 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+}
+
+/// `--sensitive`, declared once for every command that sends a secret
+/// (typing, filling, setting a value, the clipboard, a command).
+#[derive(Debug, Args, Clone, Copy)]
+pub(crate) struct SensitiveArg {
+    /// The text is a secret: holmd keeps it in no record (its timeline and
+    /// exports, logs) and not even its length; a command's argv and
+    /// environment are recorded as `[sensitive]`.
+    #[arg(long)]
+    pub(crate) sensitive: bool,
 }
 
 #[derive(Debug, Args)]
@@ -416,7 +429,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let action = Action::Scroll { x, y, dx, dy, modifiers: vec![] };
             input(&client.boxed(&r#box), screen.screen, vec![action], json).await
         }
-        Command::Type { r#box, text, screen } => {
+        Command::Type { r#box, text, screen, secret } => {
             let text = if text == "-" {
                 let mut s = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
@@ -425,7 +438,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 text
             };
-            input(&client.boxed(&r#box), screen.screen, vec![Action::Type { text }], json).await
+            let request = InputRequest {
+                actions: vec![Action::Type { text }],
+                sensitive: secret.sensitive,
+                ..InputRequest::default()
+            };
+            send_input(&client.boxed(&r#box), screen.screen, &request, json).await
         }
         Command::Key { r#box, chord, repeat, screen } => {
             input(
