@@ -55,8 +55,9 @@ pub struct ActArgs {
     /// set_value: the text or number.
     #[serde(default)]
     pub value: Option<String>,
-    /// set_value: the value is a secret (a password, a token): holmd keeps
-    /// it in no record, not even its length (default false).
+    /// set_value: keep the value out of every record (what one logs in
+    /// with, say): holmd keeps it nowhere, not even its length (default
+    /// false).
     #[serde(default)]
     pub sensitive: bool,
     /// The screen (default 0).

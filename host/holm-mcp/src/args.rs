@@ -129,8 +129,8 @@ pub struct DesktopArgs {
     /// 2 seconds (default true).
     #[serde(default = "yes")]
     pub settle: bool,
-    /// The text is a secret (a password, a token): holmd keeps it in no
-    /// record, not even its length (default false).
+    /// Keep the typed text out of every record (what one logs in with,
+    /// say): holmd keeps it nowhere, not even its length (default false).
     #[serde(default)]
     pub sensitive: bool,
 }
@@ -209,8 +209,8 @@ pub struct ExecArgs {
     /// Kill the command after this many seconds (default 50, at most 3600).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
-    /// argv, command, env or stdin hold a secret: holmd records the command
-    /// only as "[sensitive]" (default false).
+    /// Keep argv, command, env and stdin out of every record: holmd records
+    /// the command only as "[sensitive]" (default false).
     #[serde(default)]
     pub sensitive: bool,
 }
@@ -394,8 +394,9 @@ pub struct PageArgs {
     /// (navigate, open_tab, evaluate: default 30000, at most 120000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// type, fill: the text is a secret (a password, a token): holmd keeps
-    /// it in no record, not even its length (default false).
+    /// type, fill: keep the text out of every record (what one logs in
+    /// with, say): holmd keeps it nowhere, not even its length (default
+    /// false).
     #[serde(default)]
     pub sensitive: bool,
 }

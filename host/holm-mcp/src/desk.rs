@@ -112,8 +112,8 @@ pub struct SetClipboardArgs {
     /// A PNG image, base64, to put on the clipboard.
     #[serde(default)]
     pub png_base64: Option<String>,
-    /// The text is a secret (a password, a token): holmd keeps it in no
-    /// record, not even its length (default false).
+    /// Keep the text out of every record (what one logs in with, say):
+    /// holmd keeps it nowhere, not even its length (default false).
     #[serde(default)]
     pub sensitive: bool,
 }
