@@ -16,7 +16,7 @@ pub(super) struct ExecArgs {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
     #[command(flatten)]
-    secret: SensitiveArg,
+    pub(super) secret: SensitiveArg,
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true)]
     pub(super) argv: Vec<String>,

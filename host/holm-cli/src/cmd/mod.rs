@@ -506,6 +506,35 @@ mod tests {
     }
 
     #[test]
+    fn sensitive_is_one_flag_on_each_command_that_sends_a_secret() {
+        let parse = |line: &[&str]| Cli::try_parse_from(line).unwrap_or_else(|e| panic!("{e}"));
+        let cli = parse(&["holm", "type", "box_a", "pw", "--sensitive"]);
+        assert!(matches!(
+            cli.command,
+            Command::Type { secret: SensitiveArg { sensitive: true }, .. }
+        ));
+        let cli = parse(&["holm", "type", "box_a", "pw"]);
+        assert!(matches!(
+            cli.command,
+            Command::Type { secret: SensitiveArg { sensitive: false }, .. }
+        ));
+        let cli = parse(&["holm", "exec", "box_a", "--sensitive", "--", "mysql", "-ppw"]);
+        assert!(matches!(
+            cli.command,
+            Command::Exec(ExecArgs { secret: SensitiveArg { sensitive: true }, .. })
+        ));
+        for line in [
+            &["holm", "spawn", "box_a", "--sensitive", "--", "sleep", "1"][..],
+            &["holm", "page", "box_a", "type", "#pw", "pw", "--sensitive"],
+            &["holm", "page", "box_a", "fill", "#pw", "pw", "--sensitive"],
+            &["holm", "clipboard", "box_a", "set", "pw", "--sensitive"],
+        ] {
+            parse(line);
+        }
+        assert!(Cli::try_parse_from(["holm", "key", "box_a", "a", "--sensitive"]).is_err());
+    }
+
+    #[test]
     fn the_command_line_parses() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
