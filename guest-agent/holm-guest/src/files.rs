@@ -226,11 +226,18 @@ where
             "names a directory; give the path of a file, such as /root/notes.txt",
         ));
     };
-    // Writing to a symlink writes the file it points to, as an editor would.
+    // Writing to a symlink writes the file it points to, as an editor would,
+    // when the link's owner may write there too (`nofollow::may_follow`).
     let mut target = path.to_path_buf();
-    if tokio::fs::symlink_metadata(path).await.is_ok_and(|m| m.file_type().is_symlink())
+    if let Ok(link) = tokio::fs::symlink_metadata(path).await
+        && link.file_type().is_symlink()
         && let Ok(real) = tokio::fs::canonicalize(path).await
     {
+        let owner = tokio::fs::metadata(&real).await.map(|m| m.uid()).unwrap_or(0);
+        if !crate::nofollow::may_follow(link.uid(), owner) {
+            let why = "is a symbolic link to a file its owner does not own; not followed";
+            return Err(error_with(ErrorCode::PermissionDenied, shown, why));
+        }
         target = real;
     }
     let name = target.file_name().unwrap_or(name).to_owned();

@@ -19,6 +19,7 @@ pub mod files;
 pub mod image;
 pub mod input;
 pub mod jpeg;
+pub mod nofollow;
 pub mod proc;
 pub mod record;
 pub mod shm;

@@ -63,10 +63,12 @@ pub enum NodeCmd {
         which: Which,
         /// The value.
         value: String,
+        #[command(flatten)]
+        secret: crate::cmd::SensitiveArg,
     },
 }
 
-fn action(verb: NodeVerb, w: Which, value: Option<String>) -> NodeAction {
+fn action(verb: NodeVerb, w: Which, value: Option<String>, sensitive: bool) -> NodeAction {
     NodeAction {
         action: verb,
         node: w.node,
@@ -75,6 +77,7 @@ fn action(verb: NodeVerb, w: Which, value: Option<String>) -> NodeAction {
         value,
         screen: w.screen,
         pointer: w.pointer.then_some(true),
+        sensitive,
     }
 }
 
@@ -108,8 +111,10 @@ fn print(nodes: &[Node], depth: usize) {
 pub async fn run(client: &Client, a: AccessibilityArgs, json: bool) -> anyhow::Result<ExitCode> {
     let b = client.boxed(&a.r#box);
     let act = match a.cmd {
-        Some(NodeCmd::Click(w)) => action(NodeVerb::Click, w, None),
-        Some(NodeCmd::Set { which, value }) => action(NodeVerb::SetValue, which, Some(value)),
+        Some(NodeCmd::Click(w)) => action(NodeVerb::Click, w, None, false),
+        Some(NodeCmd::Set { which, value, secret }) => {
+            action(NodeVerb::SetValue, which, Some(value), secret.sensitive)
+        }
         None => {
             let q = TreeQuery {
                 screen: a.screen,

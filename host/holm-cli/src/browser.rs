@@ -12,6 +12,7 @@ use holm_proto::guest::{
     WaitRequest, WaitUntil,
 };
 
+use crate::cmd::SensitiveArg;
 use crate::output;
 
 /// `holm bridge BOX`.
@@ -90,6 +91,8 @@ enum PageCmd {
         selector: String,
         /// The text.
         text: String,
+        #[command(flatten)]
+        secret: SensitiveArg,
     },
     /// Set a field's value at once.
     Fill {
@@ -97,6 +100,8 @@ enum PageCmd {
         selector: String,
         /// The value.
         value: String,
+        #[command(flatten)]
+        secret: SensitiveArg,
     },
     /// Press a key or chord, such as Enter or Control+a.
     Press {
@@ -265,20 +270,22 @@ pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<Ex
                 .await?;
             print_page(&r, json);
         }
-        PageCmd::Type { selector, text } => {
+        PageCmd::Type { selector, text, secret } => {
             let r = b
                 .page_type_with(&TypeRequest {
                     text,
                     selector: Some(selector),
                     tab,
                     timeout_ms: None,
+                    sensitive: secret.sensitive,
                 })
                 .await?;
             print_page(&r, json);
         }
-        PageCmd::Fill { selector, value } => {
-            let r =
-                b.page_fill_with(&FillRequest { selector, value, tab, timeout_ms: None }).await?;
+        PageCmd::Fill { selector, value, secret } => {
+            let sensitive = secret.sensitive;
+            let request = FillRequest { selector, value, tab, timeout_ms: None, sensitive };
+            let r = b.page_fill_with(&request).await?;
             print_page(&r, json);
         }
         PageCmd::Press { key, selector } => {

@@ -82,6 +82,8 @@ pub enum ClipboardCmd {
         /// A PNG file to put on the clipboard.
         #[arg(long, value_name = "FILE.png")]
         image: Option<String>,
+        #[command(flatten)]
+        secret: crate::cmd::SensitiveArg,
     },
 }
 
@@ -158,7 +160,7 @@ pub async fn clipboard(client: &Client, a: ClipboardArgs, json: bool) -> anyhow:
                 out.flush()?;
             }
         }
-        ClipboardCmd::Set { text, image } => {
+        ClipboardCmd::Set { text, image, secret } => {
             let text = match text.as_deref() {
                 Some("-") => {
                     let mut s = String::new();
@@ -176,7 +178,8 @@ pub async fn clipboard(client: &Client, a: ClipboardArgs, json: bool) -> anyhow:
             if text.is_none() && png_base64.is_none() {
                 bail!("give the text (or - for standard input), --image FILE.png, or both");
             }
-            let clip = b.set_clipboard(&ClipboardSet { text, png_base64 }).await?;
+            let sensitive = secret.sensitive;
+            let clip = b.set_clipboard(&ClipboardSet { text, png_base64, sensitive }).await?;
             if json {
                 output::json(&clip);
             }

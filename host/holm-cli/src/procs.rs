@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use holm_client::{BoxClient, Client};
 use holm_proto::guest::{OutputEvent, OutputKind, ProcessInfo, ProcessStart};
 
-use crate::cmd::{exit_code, parse_env};
+use crate::cmd::{SensitiveArg, exit_code, parse_env};
 use crate::output;
 
 /// `holm ps BOX`.
@@ -34,6 +34,8 @@ pub struct SpawnArgs {
     /// A name of your own to find the process by.
     #[arg(long)]
     tag: Option<String>,
+    #[command(flatten)]
+    secret: SensitiveArg,
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true)]
     argv: Vec<String>,
@@ -121,6 +123,7 @@ pub async fn spawn(client: &Client, a: SpawnArgs, json: bool) -> anyhow::Result<
         cwd: a.cwd,
         env: parse_env(&a.env)?,
         tag: a.tag,
+        sensitive: a.secret.sensitive,
     };
     let info = client.boxed(&a.r#box).start_process(&request).await?;
     if json {

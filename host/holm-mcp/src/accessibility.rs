@@ -55,6 +55,11 @@ pub struct ActArgs {
     /// set_value: the text or number.
     #[serde(default)]
     pub value: Option<String>,
+    /// set_value: keep the value out of every record (what one logs in
+    /// with, say): holmd keeps it nowhere, not even its length (default
+    /// false).
+    #[serde(default)]
+    pub sensitive: bool,
     /// The screen (default 0).
     #[serde(default)]
     pub screen: Option<u8>,
@@ -111,6 +116,7 @@ impl HolmMcp {
             value: a.value,
             screen: a.screen,
             pointer: a.pointer,
+            sensitive: a.sensitive,
         };
         let acted =
             self.client.boxed(&a.box_id).accessibility_act(&act).await.map_err(from_client)?;

@@ -129,6 +129,10 @@ pub struct DesktopArgs {
     /// 2 seconds (default true).
     #[serde(default = "yes")]
     pub settle: bool,
+    /// Keep the typed text out of every record (what one logs in with,
+    /// say): holmd keeps it nowhere, not even its length (default false).
+    #[serde(default)]
+    pub sensitive: bool,
 }
 
 /// `cursor`.
@@ -205,6 +209,10 @@ pub struct ExecArgs {
     /// Kill the command after this many seconds (default 50, at most 3600).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Keep argv, command, env and stdin out of every record: holmd records
+    /// the command only as "[sensitive]" (default false).
+    #[serde(default)]
+    pub sensitive: bool,
 }
 
 /// How file content travels in a tool call.
@@ -316,8 +324,8 @@ impl PageAction {
         match self {
             Self::Navigate => (&["url"], &["tab", "wait_until", "timeout_ms"]),
             Self::Click => (&["selector"], &["tab", "button", "count", "timeout_ms"]),
-            Self::Type => (&["text"], &["selector", "tab", "timeout_ms"]),
-            Self::Fill => (&["selector", "value"], &["tab", "timeout_ms"]),
+            Self::Type => (&["text"], &["selector", "tab", "timeout_ms", "sensitive"]),
+            Self::Fill => (&["selector", "value"], &["tab", "timeout_ms", "sensitive"]),
             Self::Press => (&["key"], &["selector", "tab", "timeout_ms"]),
             Self::Wait => (&["selector"], &["state", "tab", "timeout_ms"]),
             Self::Evaluate => (&["expression"], &["tab", "await_promise", "timeout_ms"]),
@@ -386,6 +394,11 @@ pub struct PageArgs {
     /// (navigate, open_tab, evaluate: default 30000, at most 120000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// type, fill: keep the text out of every record (what one logs in
+    /// with, say): holmd keeps it nowhere, not even its length (default
+    /// false).
+    #[serde(default)]
+    pub sensitive: bool,
 }
 
 /// A tool whose calls are one action each, named by an `action` field, and
@@ -753,6 +766,32 @@ mod tests {
         assert!(
             err.message.contains("teleport") || format!("{:?}", err.details).contains("teleport")
         );
+    }
+
+    #[test]
+    fn sensitive_is_taken_where_a_secret_is_sent_and_defaults_to_false() {
+        let d: DesktopArgs = parse(obj(json!({
+            "box_id": "box_abc", "actions": [{"type": "type", "text": "pw"}], "sensitive": true
+        })))
+        .unwrap();
+        assert!(d.sensitive);
+        let e: ExecArgs = parse(obj(json!({"box_id": "box_abc", "argv": ["true"]}))).unwrap();
+        assert!(!e.sensitive, "false unless asked");
+        for action in [
+            json!({"action": "type", "text": "pw"}),
+            json!({"action": "fill", "selector": "#pw", "value": "pw"}),
+        ] {
+            let mut case = action;
+            case["box_id"] = json!("box_abc");
+            case["sensitive"] = json!(true);
+            assert!(parse_page(obj(case)).unwrap().sensitive);
+        }
+        // An action that sends no secret does not take it.
+        let err = parse_page(obj(json!({
+            "box_id": "box_abc", "action": "navigate", "url": "about:blank", "sensitive": true
+        })))
+        .unwrap_err();
+        assert_eq!(paths(&err), ["sensitive"], "{err:?}");
     }
 
     #[test]

@@ -112,6 +112,10 @@ pub struct SetClipboardArgs {
     /// A PNG image, base64, to put on the clipboard.
     #[serde(default)]
     pub png_base64: Option<String>,
+    /// Keep the text out of every record (what one logs in with, say):
+    /// holmd keeps it nowhere, not even its length (default false).
+    #[serde(default)]
+    pub sensitive: bool,
 }
 
 /// The description, input schema and annotations of a tool of this module.
@@ -194,7 +198,7 @@ impl HolmMcp {
         a: SetClipboardArgs,
     ) -> Result<CallToolResult, ApiError> {
         args::check_box_id(&a.box_id)?;
-        let set = ClipboardSet { text: a.text, png_base64: a.png_base64 };
+        let set = ClipboardSet { text: a.text, png_base64: a.png_base64, sensitive: a.sensitive };
         let clip = self.client.boxed(&a.box_id).set_clipboard(&set).await.map_err(from_client)?;
         let bytes = clip.png_base64.as_deref().and_then(|b| BASE64.decode(b).ok()).map(|b| b.len());
         Ok(json_result(

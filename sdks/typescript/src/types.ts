@@ -539,6 +539,13 @@ export interface Clipboard {
 export interface ClipboardSet {
   /** A PNG image, base64 (standard alphabet), at most 16 MiB decoded. */
   png_base64?: string | null;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** Text (UTF-8), at most 4 MiB. */
   text?: string | null;
 }
@@ -607,6 +614,13 @@ export interface CommandRequest {
    * 1048576); the rest is dropped and `truncated` is set.
    */
   output_limit?: number | null;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** Text written to standard input, which is then closed. */
   stdin?: string | null;
   /**
@@ -913,6 +927,13 @@ export type FileType = "file" | "dir" | "symlink" | "other";
 export interface FillRequest {
   /** A CSS selector. */
   selector: string;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** The tab (default: the current tab). */
   tab?: string | null;
   /** Wait this long for the element, in milliseconds (default 5000, at most 60000). */
@@ -1051,6 +1072,13 @@ export interface InputRequest {
   coordinate_space?: CoordinateSpace | null;
   /** After the actions (and settling), answer with this screenshot. */
   screenshot?: ScreenshotOptions | null;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** After the actions, wait until the screen stops changing. */
   settle?: Settle | null;
 }
@@ -1174,6 +1202,13 @@ export interface NodeAction {
   role?: string | null;
   /** The screen to look on and click on (default 0). */
   screen?: number | null;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** The value, for `set_value`. */
   value?: string | null;
 }
@@ -1483,6 +1518,13 @@ export interface ProcessStart {
   cwd?: string | null;
   /** Variables added to the environment. */
   env?: Record<string, string>;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** A name of your own to find the process by. */
   tag?: string | null;
 }
@@ -2032,6 +2074,13 @@ export interface Tree {
 export interface TypeRequest {
   /** A CSS selector to focus first. */
   selector?: string | null;
+  /**
+   * The request carries a secret: no record keeps its text, not even
+   * its length (holmd's timeline and its exports, logs); a command's
+   * argv and environment are recorded as `[sensitive]`; an image it
+   * answers is not kept. Default false.
+   */
+  sensitive?: boolean;
   /** The tab (default: the current tab). */
   tab?: string | null;
   /** The text; `\n` presses Enter and `\t` Tab. */

@@ -146,6 +146,12 @@ pub struct NodeAction {
     /// app's own action (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<bool>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// How an action on a node was done.

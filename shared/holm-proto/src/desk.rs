@@ -110,6 +110,12 @@ pub struct ClipboardSet {
     /// A PNG image, base64 (standard alphabet), at most 16 MiB decoded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub png_base64: Option<String>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// The MIME type of clipboard text.

@@ -37,6 +37,7 @@ fn click(node: Option<String>, name: Option<&str>) -> NodeAction {
         value: None,
         screen: None,
         pointer: None,
+        sensitive: false,
     }
 }
 

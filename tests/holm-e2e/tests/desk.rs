@@ -66,12 +66,20 @@ async fn windows_and_the_clipboard_work_through_holmd_and_mcp(target: Target) {
     let b64 = base64::engine::general_purpose::STANDARD;
     let png = png_bytes();
     let text_set = "pasted through holmd: ✓";
-    let set = ClipboardSet { text: Some(text_set.into()), png_base64: Some(b64.encode(&png)) };
+    let set = ClipboardSet {
+        text: Some(text_set.into()),
+        png_base64: Some(b64.encode(&png)),
+        sensitive: false,
+    };
     b.set_clipboard(&set).await.expect("set the clipboard");
     let got = b.clipboard().await.expect("read the clipboard");
     assert_eq!(got.text.as_deref(), Some(text_set));
     assert_eq!(b64.decode(got.png_base64.expect("an image")).unwrap(), png);
-    let bad = ClipboardSet { text: None, png_base64: Some(b64.encode(b"\xff\xd8\xff a jpeg")) };
+    let bad = ClipboardSet {
+        text: None,
+        png_base64: Some(b64.encode(b"\xff\xd8\xff a jpeg")),
+        sensitive: false,
+    };
     let e = b.set_clipboard(&bad).await.unwrap_err();
     assert_eq!(e.api().map(|e| e.code), Some(ErrorCode::InvalidRequest));
     assert_eq!(b.clipboard().await.unwrap().text.as_deref(), Some(text_set));

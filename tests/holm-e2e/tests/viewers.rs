@@ -302,10 +302,15 @@ async fn watch_and_take_over_a_box_through_holmd(target: holm_testkit::matrix::T
         value: None,
         screen: Some(0),
         pointer: None,
+        sensitive: false,
     };
     let refused_act = api_error(b.accessibility_act(&act).await.expect_err("act refused"));
     assert_eq!(refused_act.code, ErrorCode::HumanInControl, "{refused_act:?}");
-    let swap = holm_proto::desk::ClipboardSet { text: Some("swapped".into()), png_base64: None };
+    let swap = holm_proto::desk::ClipboardSet {
+        text: Some("swapped".into()),
+        png_base64: None,
+        sensitive: false,
+    };
     let refused_clip = api_error(b.set_clipboard(&swap).await.expect_err("clipboard refused"));
     assert_eq!(refused_clip.code, ErrorCode::HumanInControl, "{refused_clip:?}");
     let held = server.client.get_box(&id, None).await.unwrap();

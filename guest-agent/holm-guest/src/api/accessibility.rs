@@ -259,6 +259,7 @@ mod tests {
             value: None,
             screen: None,
             pointer: None,
+            sensitive: false,
         };
         assert!(check(&base).is_err());
         let named = NodeAction { name: Some("OK".into()), ..base.clone() };

@@ -222,12 +222,17 @@ mod tests {
         let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
         let none = to_clip(ClipboardSet::default()).unwrap_err();
         assert_eq!(none.0.code, ErrorCode::InvalidRequest);
-        let jpeg =
-            ClipboardSet { png_base64: Some(b64(b"\xff\xd8\xff\xe0 not a png")), text: None };
+        let jpeg = ClipboardSet {
+            png_base64: Some(b64(b"\xff\xd8\xff\xe0 not a png")),
+            text: None,
+            sensitive: false,
+        };
         assert!(to_clip(jpeg).unwrap_err().0.message.contains("png_base64"));
-        let junk = ClipboardSet { png_base64: Some("%%%".into()), text: None };
+        let junk = ClipboardSet { png_base64: Some("%%%".into()), text: None, sensitive: false };
         assert!(to_clip(junk).is_err());
-        let text = to_clip(ClipboardSet { text: Some("hi".into()), png_base64: None }).unwrap();
+        let text =
+            to_clip(ClipboardSet { text: Some("hi".into()), png_base64: None, sensitive: false })
+                .unwrap();
         assert!(text.types.contains(&"UTF8_STRING".to_owned()) && text.png.is_none());
         assert!(check(&WindowAction::Resize { width: 0, height: 5 }).is_err());
         assert!(check(&WindowAction::Resize { width: 16385, height: 5 }).is_err());

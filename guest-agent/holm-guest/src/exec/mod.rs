@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use holm_proto::guest::{CommandEvent, CommandRequest, CommandResult};
+use holm_proto::guest::{CommandEvent, CommandRequest, CommandResult, SENSITIVE_SHOWN};
 use holm_proto::{ApiError, ErrorCode, Issue};
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
@@ -152,6 +152,9 @@ pub struct Spec {
     pub cwd: PathBuf,
     /// Variables added to the base environment.
     pub env: BTreeMap<String, String>,
+    /// Whether the request was marked sensitive: then `shown` is
+    /// [`holm_proto::guest::SENSITIVE_SHOWN`] and no log names the program.
+    pub sensitive: bool,
 }
 
 /// The fields that say what to run, as `CommandRequest` and `ProcessStart`
@@ -166,6 +169,8 @@ pub struct What<'a> {
     pub cwd: Option<&'a str>,
     /// `env`.
     pub env: &'a BTreeMap<String, String>,
+    /// `sensitive`.
+    pub sensitive: bool,
 }
 
 impl Spec {
@@ -242,7 +247,16 @@ impl Spec {
                 issue(path, "the value contains a NUL byte");
             }
         }
-        (issues.len() == before).then(|| Self { program, args, shown, cwd, env: what.env.clone() })
+        // A sensitive command is shown (in the process list) as a marker only.
+        let shown = if what.sensitive { SENSITIVE_SHOWN.to_owned() } else { shown };
+        (issues.len() == before).then(|| Self {
+            program,
+            args,
+            shown,
+            cwd,
+            env: what.env.clone(),
+            sensitive: what.sensitive,
+        })
     }
 
     /// Checks that the working directory exists and is a directory.
@@ -327,6 +341,7 @@ pub fn check_request(
         command: req.command.as_deref(),
         cwd: req.cwd.as_deref(),
         env: &req.env,
+        sensitive: req.sensitive,
     };
     let spec = Spec::check(what, home, &mut issues);
     let limits = Limits::check(req, default_limit, &mut issues);
@@ -391,7 +406,8 @@ pub fn start(spec: &Spec, base: &BaseEnv, stdin: bool) -> Result<Started, Error>
     })();
     match pipes {
         Ok((stdin, stdout, stderr)) => {
-            tracing::debug!(pid, program = %spec.program, "command started");
+            let program = if spec.sensitive { SENSITIVE_SHOWN } else { spec.program.as_str() };
+            tracing::debug!(pid, program, "command started");
             Ok(Started { stdin, output: Piped { pid, stdout, stderr, exit: spawned.exit, at } })
         }
         Err(e) => {
@@ -732,15 +748,36 @@ mod tests {
     }
 
     #[test]
+    fn a_sensitive_command_is_shown_as_the_marker_only() {
+        let env = BTreeMap::new();
+        let a = vec!["mysql".to_owned(), "-pS3CRET-ARGV".to_owned()];
+        let mut issues = Vec::new();
+        let what = What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: true };
+        let spec = Spec::check(what, Path::new("/root"), &mut issues).unwrap();
+        assert_eq!(spec.shown, SENSITIVE_SHOWN);
+        assert_eq!((spec.program.as_str(), spec.args.as_slice()), ("mysql", &a[1..]), "it runs");
+        let what = What { sensitive: false, ..what };
+        let spec = Spec::check(what, Path::new("/root"), &mut issues).unwrap();
+        assert!(spec.shown.contains("mysql"), "{}", spec.shown);
+    }
+
+    #[test]
     fn exactly_one_of_argv_and_command() {
         let env = BTreeMap::new();
         let a = argv(&["ls"]);
-        let both = What { argv: Some(&a), command: Some("ls"), cwd: None, env: &env };
+        let both =
+            What { argv: Some(&a), command: Some("ls"), cwd: None, env: &env, sensitive: false };
         assert_eq!(check(both).unwrap_err(), ["command"]);
-        let neither = What { argv: None, command: None, cwd: None, env: &env };
+        let neither = What { argv: None, command: None, cwd: None, env: &env, sensitive: false };
         assert_eq!(check(neither).unwrap_err(), ["argv"]);
-        let spec =
-            check(What { argv: None, command: Some("echo hi"), cwd: None, env: &env }).unwrap();
+        let spec = check(What {
+            argv: None,
+            command: Some("echo hi"),
+            cwd: None,
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.program, "bash");
         assert_eq!(spec.args, ["-c", "echo hi"]);
         assert_eq!(spec.cwd, Path::new("/home/u"));
@@ -751,12 +788,20 @@ mod tests {
         let env = BTreeMap::new();
         let empty: Vec<String> = Vec::new();
         assert_eq!(
-            check(What { argv: Some(&empty), command: None, cwd: None, env: &env }).unwrap_err(),
+            check(What {
+                argv: Some(&empty),
+                command: None,
+                cwd: None,
+                env: &env,
+                sensitive: false
+            })
+            .unwrap_err(),
             ["argv"]
         );
         let a = argv(&["", "x\0y"]);
         assert_eq!(
-            check(What { argv: Some(&a), command: None, cwd: None, env: &env }).unwrap_err(),
+            check(What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: false })
+                .unwrap_err(),
             ["argv[0]", "argv[1]"]
         );
     }
@@ -771,7 +816,7 @@ mod tests {
         let a = argv(&["true"]);
         let mut issues = Vec::new();
         let spec = Spec::check(
-            What { argv: Some(&a), command: None, cwd: None, env: &env },
+            What { argv: Some(&a), command: None, cwd: None, env: &env, sensitive: false },
             Path::new("/"),
             &mut issues,
         );
@@ -785,14 +830,33 @@ mod tests {
     fn relative_cwd_is_taken_from_home() {
         let env = BTreeMap::new();
         let a = argv(&["true"]);
-        let spec =
-            check(What { argv: Some(&a), command: None, cwd: Some("work/x"), env: &env }).unwrap();
+        let spec = check(What {
+            argv: Some(&a),
+            command: None,
+            cwd: Some("work/x"),
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.cwd, Path::new("/home/u/work/x"));
-        let spec =
-            check(What { argv: Some(&a), command: None, cwd: Some("/tmp"), env: &env }).unwrap();
+        let spec = check(What {
+            argv: Some(&a),
+            command: None,
+            cwd: Some("/tmp"),
+            env: &env,
+            sensitive: false,
+        })
+        .unwrap();
         assert_eq!(spec.cwd, Path::new("/tmp"));
         assert_eq!(
-            check(What { argv: Some(&a), command: None, cwd: Some(""), env: &env }).unwrap_err(),
+            check(What {
+                argv: Some(&a),
+                command: None,
+                cwd: Some(""),
+                env: &env,
+                sensitive: false
+            })
+            .unwrap_err(),
             ["cwd"]
         );
     }

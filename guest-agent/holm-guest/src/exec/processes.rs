@@ -150,6 +150,7 @@ impl Processes {
             command: req.command.as_deref(),
             cwd: req.cwd.as_deref(),
             env: &req.env,
+            sensitive: req.sensitive,
         };
         let spec = Spec::check(what, self.home(), &mut issues);
         if let Some(tag) = &req.tag

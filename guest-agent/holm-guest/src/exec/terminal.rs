@@ -87,6 +87,7 @@ impl Processes {
             command: q.command.as_deref(),
             cwd: q.cwd.as_deref(),
             env: &env,
+            sensitive: false,
         };
         let spec = Spec::check(what, self.home(), &mut issues);
         let spec = match spec {

@@ -71,8 +71,15 @@ pub(super) fn video_size(width: u32, height: u32) -> (u32, u32) {
 
 impl Encoder {
     /// Starts `ffmpeg` writing `path` from `width` x `height` BGRX frames at
-    /// `fps`.
+    /// `fps`. The file is made here, new, with no link followed (the
+    /// directory is the desktop user's: [`crate::nofollow`]), and handed to
+    /// ffmpeg, which runs as root, as its standard output: it writes to
+    /// `/dev/fd/1`, the file already open, never looking up `path`.
     pub(super) fn start(path: &Path, width: u32, height: u32, fps: u8) -> Result<Self, String> {
+        let (dir, name) = (path.parent().unwrap_or(Path::new("/")), path.file_name());
+        let name = name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = crate::nofollow::create(dir, &name, 0o644)
+            .map_err(|e| format!("cannot make the recording's file: {e}"))?;
         let (vw, vh) = video_size(width, height);
         let mut cmd = Command::new("ffmpeg");
         cmd.args(["-hide_banner", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "bgr0"])
@@ -81,11 +88,11 @@ impl Encoder {
             .args(["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
             .args(["-threads", "1", "-g", &(u32::from(fps) * 2).to_string()])
             .args(["-movflags", "frag_keyframe+empty_moov+default_base_moof", "-f", "mp4", "-y"])
-            .arg(path)
+            .arg("/dev/fd/1")
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into()))
             .stdin(Stdio::piped())
-            .stdout(Stdio::null())
+            .stdout(Stdio::from(file))
             .stderr(Stdio::piped());
         let mut spawned = crate::proc::spawn(&mut cmd).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {

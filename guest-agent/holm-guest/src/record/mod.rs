@@ -356,7 +356,11 @@ fn unused_name(dir: &Path, screen: u8, entries: &[Entry]) -> String {
             1 => format!("screen{screen}-{stamp}.mp4"),
             n => format!("screen{screen}-{stamp}-{n}.mp4"),
         })
-        .find(|f| !dir.join(f).exists() && !entries.iter().any(|e| &e.rec.file == f))
+        // A name with anything at it, a dangling link included, is taken.
+        .find(|f| {
+            std::fs::symlink_metadata(dir.join(f)).is_err()
+                && !entries.iter().any(|e| &e.rec.file == f)
+        })
         .unwrap_or_default()
 }
 
@@ -364,14 +368,15 @@ fn sidecar(path: &Path) -> PathBuf {
     path.with_extension("json")
 }
 
-/// Writes a record beside its file (to a temporary file, then renamed).
+/// Writes a record beside its file (to a new temporary file, then renamed;
+/// a link at either name is replaced, never followed: [`crate::nofollow`]).
 fn save(path: &Path, rec: &Recording) {
     let side = sidecar(path);
-    let tmp = side.with_extension("json.tmp");
+    let (dir, name) = (side.parent().unwrap_or(Path::new("/")), side.file_name());
+    let name = name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let written = serde_json::to_vec_pretty(rec)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&tmp, bytes))
-        .and_then(|()| std::fs::rename(&tmp, &side));
+        .and_then(|bytes| crate::nofollow::replace(dir, &name, &bytes, 0o644));
     if let Err(e) = written {
         tracing::warn!(file = %side.display(), error = %e, "could not keep a recording's record");
     }

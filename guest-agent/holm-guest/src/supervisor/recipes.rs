@@ -94,16 +94,20 @@ const FLUXBOX_APPS: &str = "# Written by holm-guest: Chromium's windows fill the
 
 /// Writes fluxbox's `overlay` and `apps` in `~/.fluxbox` where there are
 /// none; fluxbox copies its other files there itself and keeps ones that
-/// exist.
+/// exist. Written as root in the desktop user's directory: a link there (at
+/// a file's name or at `.fluxbox`) is never followed ([`crate::nofollow`]).
 pub(super) fn fluxbox_overlay(home: &std::path::Path) {
     let dir = home.join(".fluxbox");
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot make fluxbox's directory");
+        return;
+    }
     for (name, text) in [("overlay", FLUXBOX_OVERLAY), ("apps", FLUXBOX_APPS)] {
-        let path = dir.join(name);
-        if path.exists() {
-            continue;
-        }
-        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
-            tracing::warn!(path = %path.display(), error = %e, "cannot write fluxbox's {name}");
+        match crate::nofollow::create_with(&dir, name, text.as_bytes(), 0o644) {
+            Ok(()) => {}
+            // Something is there already (a file, or a link left alone).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => tracing::warn!(error = %e, "cannot write fluxbox's {name}"),
         }
     }
 }

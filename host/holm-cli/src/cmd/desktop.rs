@@ -119,7 +119,17 @@ pub(super) async fn input(
     actions: Vec<Action>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let result = b.input(screen, &InputRequest { actions, ..InputRequest::default() }).await?;
+    send_input(b, screen, &InputRequest { actions, ..InputRequest::default() }, json).await
+}
+
+/// Sends one input request; prints its result with `--json`.
+pub(super) async fn send_input(
+    b: &BoxClient,
+    screen: u8,
+    request: &InputRequest,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let result = b.input(screen, request).await?;
     if json {
         output::json(&result);
     }

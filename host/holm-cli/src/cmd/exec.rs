@@ -15,6 +15,8 @@ pub(super) struct ExecArgs {
     /// Kill the command after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+    #[command(flatten)]
+    pub(super) secret: SensitiveArg,
     /// The command and its arguments, after `--`.
     #[arg(required = true, last = true)]
     pub(super) argv: Vec<String>,
@@ -26,6 +28,7 @@ pub(super) async fn exec(client: &Client, a: ExecArgs, json: bool) -> anyhow::Re
         cwd: a.cwd,
         env: parse_env(&a.env)?,
         timeout_ms: a.timeout.map(|s| s.saturating_mul(1000)),
+        sensitive: a.secret.sensitive,
         ..CommandRequest::default()
     };
     let b = client.boxed(&a.r#box);

@@ -167,6 +167,8 @@ enum Command {
         text: String,
         #[command(flatten)]
         screen: ScreenArg,
+        #[command(flatten)]
+        secret: SensitiveArg,
     },
     /// Press a key or chord, such as `ctrl+shift+t`.
     Key {
@@ -265,6 +267,17 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+}
+
+/// `--sensitive`, declared once for every command that sends a secret
+/// (typing, filling, setting a value, the clipboard, a command).
+#[derive(Debug, Args, Clone, Copy)]
+pub(crate) struct SensitiveArg {
+    /// The text is a secret: holmd keeps it in no record (its timeline and
+    /// exports, logs) and not even its length; a command's argv and
+    /// environment are recorded as `[sensitive]`.
+    #[arg(long)]
+    pub(crate) sensitive: bool,
 }
 
 #[derive(Debug, Args)]
@@ -416,7 +429,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let action = Action::Scroll { x, y, dx, dy, modifiers: vec![] };
             input(&client.boxed(&r#box), screen.screen, vec![action], json).await
         }
-        Command::Type { r#box, text, screen } => {
+        Command::Type { r#box, text, screen, secret } => {
             let text = if text == "-" {
                 let mut s = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
@@ -425,7 +438,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 text
             };
-            input(&client.boxed(&r#box), screen.screen, vec![Action::Type { text }], json).await
+            let request = InputRequest {
+                actions: vec![Action::Type { text }],
+                sensitive: secret.sensitive,
+                ..InputRequest::default()
+            };
+            send_input(&client.boxed(&r#box), screen.screen, &request, json).await
         }
         Command::Key { r#box, chord, repeat, screen } => {
             input(
@@ -485,6 +503,35 @@ mod tests {
         assert_eq!(exit_code(Some(3), None, false), ExitCode::from(3));
         assert_eq!(exit_code(None, Some("SIGKILL"), false), ExitCode::from(137));
         assert_eq!(exit_code(Some(0), None, true), ExitCode::from(124));
+    }
+
+    #[test]
+    fn sensitive_is_one_flag_on_each_command_that_sends_a_secret() {
+        let parse = |line: &[&str]| Cli::try_parse_from(line).unwrap_or_else(|e| panic!("{e}"));
+        let cli = parse(&["holm", "type", "box_a", "pw", "--sensitive"]);
+        assert!(matches!(
+            cli.command,
+            Command::Type { secret: SensitiveArg { sensitive: true }, .. }
+        ));
+        let cli = parse(&["holm", "type", "box_a", "pw"]);
+        assert!(matches!(
+            cli.command,
+            Command::Type { secret: SensitiveArg { sensitive: false }, .. }
+        ));
+        let cli = parse(&["holm", "exec", "box_a", "--sensitive", "--", "mysql", "-ppw"]);
+        assert!(matches!(
+            cli.command,
+            Command::Exec(ExecArgs { secret: SensitiveArg { sensitive: true }, .. })
+        ));
+        for line in [
+            &["holm", "spawn", "box_a", "--sensitive", "--", "sleep", "1"][..],
+            &["holm", "page", "box_a", "type", "#pw", "pw", "--sensitive"],
+            &["holm", "page", "box_a", "fill", "#pw", "pw", "--sensitive"],
+            &["holm", "clipboard", "box_a", "set", "pw", "--sensitive"],
+        ] {
+            parse(line);
+        }
+        assert!(Cli::try_parse_from(["holm", "key", "box_a", "a", "--sensitive"]).is_err());
     }
 
     #[test]

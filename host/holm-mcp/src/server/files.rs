@@ -21,6 +21,7 @@ impl HolmMcp {
             stdin: a.stdin,
             timeout_ms: Some(timeout * 1000),
             output_limit: Some(EXEC_OUTPUT_LIMIT),
+            sensitive: a.sensitive,
         };
         let result = self.client.boxed(&a.box_id).run(&request).await.map_err(from_client)?;
         let summary = match (result.exit_code, &result.signal, result.timed_out) {

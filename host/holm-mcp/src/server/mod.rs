@@ -268,7 +268,8 @@ impl HolmMcp {
         }
         let b = self.client.boxed(&a.box_id);
         let (screen, scale) = self.screen(&b, a.screen).await?;
-        let mut request = InputRequest { actions: a.actions, ..InputRequest::default() };
+        let mut request =
+            InputRequest { actions: a.actions, sensitive: a.sensitive, ..InputRequest::default() };
         let count = request.actions.len();
         // The guest maps every point through this space: screen = point / scale.
         if a.coordinates == Coordinates::Screenshot && scale < 1.0 {

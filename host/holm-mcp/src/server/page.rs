@@ -22,6 +22,7 @@ impl HolmMcp {
             button,
             count,
             timeout_ms,
+            sensitive,
             ..
         } = a;
         // `parse_page` checked that the action has what it needs; this only
@@ -44,14 +45,14 @@ impl HolmMcp {
             PageAction::Type => {
                 let text = need(text, "text")?;
                 let did = format!("typed {} character(s)", text.chars().count());
-                let request = TypeRequest { text, selector, tab, timeout_ms };
+                let request = TypeRequest { text, selector, tab, timeout_ms, sensitive };
                 (did, b.page_type_with(&request).await)
             }
             PageAction::Fill => {
                 let selector = need(selector, "selector")?;
                 let value = need(value, "value")?;
                 let did = format!("filled {selector}");
-                let request = FillRequest { selector, value, tab, timeout_ms };
+                let request = FillRequest { selector, value, tab, timeout_ms, sensitive };
                 (did, b.page_fill_with(&request).await)
             }
             PageAction::Press => {

@@ -84,7 +84,8 @@ impl Seen {
     }
 }
 
-/// When `response` is an image answered to a screenshot or to input, keeps
+/// When `response` is an image answered to a screenshot or to input (not
+/// marked sensitive), keeps
 /// a copy as it streams to the caller and queues it under `id` once whole
 /// (an image that comes short or long is not kept);
 /// answers the response to send and the image's record.
@@ -95,7 +96,10 @@ pub fn keep_image(
     action: Option<&StepAction>,
     response: Response,
 ) -> (Response, Option<Shot>) {
-    let wanted = action.is_some_and(|a| matches!(a.kind, StepKind::Screenshot | StepKind::Input));
+    // A sensitive action's image may show what was typed: it is not kept.
+    let wanted = action.is_some_and(|a| {
+        matches!(a.kind, StepKind::Screenshot | StepKind::Input) && !classify::is_sensitive(a)
+    });
     let media_type = response
         .headers()
         .get(header::CONTENT_TYPE)

@@ -6,10 +6,15 @@
 //! `expression`) only their length in characters (`text_chars`, ...); a
 //! URL loses its query, fragment and credentials; a command line or argv
 //! keeps its words with credentials' values replaced ([`super::redact`]);
-//! any field named like a credential is replaced. Long text is cut. Reads
+//! any field named like a credential is replaced. Long text is cut. An
+//! action whose body says `"sensitive": true` keeps less ([`scrub`]): no
+//! text nor its length, a command line or argv only as `[sensitive]`, no
+//! environment names nor standard input size; its params say
+//! `"sensitive": true`, and the image it answers is not kept. Reads
 //! (listing, stat, reading a file, a process's output, tabs, a page's
 //! text) are not actions: they stay in the traces only.
 
+use holm_proto::guest::{SENSITIVE, SENSITIVE_SHOWN};
 use holm_proto::timeline::{StepAction, StepKind};
 use serde_json::{Map, Value, json};
 
@@ -56,6 +61,54 @@ pub fn counts_body(method: &str, rest: &str) -> bool {
 
 /// The action a request is, or `None` for a read.
 pub fn classify(r: &Request<'_>) -> Option<StepAction> {
+    let Some(scrubbed) = sensitive_body(r.body) else { return classify_plain(r) };
+    let mut action = classify_plain(&Request { body: Some(&scrubbed), ..*r })?;
+    action.params.remove("chars");
+    action.params.insert(SENSITIVE.into(), Value::Bool(true));
+    Some(action)
+}
+
+/// Whether an action was marked sensitive: its image is then not kept.
+pub fn is_sensitive(action: &StepAction) -> bool {
+    action.params.get(SENSITIVE) == Some(&Value::Bool(true))
+}
+
+/// A body marked `"sensitive": true`, scrubbed ([`scrub`]); `None` for any
+/// other body.
+fn sensitive_body(body: Option<&[u8]>) -> Option<Vec<u8>> {
+    let mut v = serde_json::from_slice::<Value>(body?).ok()?;
+    if v.get(SENSITIVE) != Some(&Value::Bool(true)) {
+        return None;
+    }
+    scrub(&mut v);
+    serde_json::to_vec(&v).ok()
+}
+
+/// A sensitive body with every text taken out, at any depth: typed, filled
+/// or set text and expressions (not even their length), a command's
+/// environment and standard input (not even names or size); a command line
+/// and an argv become [`SENSITIVE_SHOWN`].
+fn scrub(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in TEXT_FIELDS.iter().chain(&["env", "stdin"]) {
+                m.remove(*k);
+            }
+            if m.contains_key("command") {
+                m.insert("command".into(), json!(SENSITIVE_SHOWN));
+            }
+            if m.contains_key("argv") {
+                m.insert("argv".into(), json!([SENSITIVE_SHOWN]));
+            }
+            m.values_mut().for_each(scrub);
+        }
+        Value::Array(a) => a.iter_mut().for_each(scrub),
+        _ => {}
+    }
+}
+
+/// The action a request is, its body taken as it came.
+fn classify_plain(r: &Request<'_>) -> Option<StepAction> {
     let segs: Vec<&str> = r.rest.trim_start_matches('/').split('/').collect();
     let body = || body_params(r.body);
     let (kind, name, params) = match (r.method, segs.as_slice()) {
@@ -373,5 +426,47 @@ mod tests {
         let spawn = r#"{"argv":["tool","--token","S3CRET-ARG","--x"]}"#;
         let a = classify(&req("POST", "/processes", Some(spawn))).unwrap();
         assert_eq!(a.params["argv"], json!(["tool", "--token", "<redacted>", "--x"]));
+    }
+
+    #[test]
+    fn a_sensitive_action_keeps_no_text_nor_its_length() {
+        let text = |a: &StepAction| serde_json::to_string(a).unwrap();
+        let secret = "hunter2-SENSITIVE";
+        let typing = format!(
+            r#"{{"actions":[{{"type":"type","text":"{secret}"}},{{"type":"key","key":"enter"}}],"sensitive":true}}"#
+        );
+        let a = classify(&req("POST", "/screens/0/input", Some(&typing))).unwrap();
+        assert_eq!(a.name, "actions");
+        assert_eq!(a.params["actions"][0], json!({"type": "type"}), "{}", text(&a));
+        assert_eq!(a.params["actions"][1]["key"], "enter");
+        assert!(is_sensitive(&a));
+        for (tool, body) in [
+            ("fill", format!(r#"{{"selector":"input.pw","value":"{secret}","sensitive":true}}"#)),
+            ("type", format!(r#"{{"text":"{secret}","sensitive":true}}"#)),
+        ] {
+            let a = classify(&req("POST", &format!("/browser/{tool}"), Some(&body))).unwrap();
+            assert!(!text(&a).contains(secret) && !text(&a).contains("_chars"), "{}", text(&a));
+            assert!(is_sensitive(&a));
+        }
+        let run = format!(
+            r#"{{"argv":["mysql","--password","{secret}"],"env":{{"PW":"{secret}"}},"stdin":"{secret}","sensitive":true}}"#
+        );
+        let a = classify(&req("POST", "/commands/run", Some(&run))).unwrap();
+        assert_eq!(a.params["argv"], json!([SENSITIVE_SHOWN]), "{}", text(&a));
+        for gone in ["env_names", "stdin_bytes", "env", "stdin"] {
+            assert!(!a.params.contains_key(gone), "{}", text(&a));
+        }
+        let line = format!(r#"{{"command":"echo {secret}","sensitive":true}}"#);
+        let a = classify(&req("POST", "/processes", Some(&line))).unwrap();
+        assert_eq!(a.params["command"], json!(SENSITIVE_SHOWN), "{}", text(&a));
+        let clip = format!(r#"{{"text":"{secret}","sensitive":true}}"#);
+        let a = classify(&req("PUT", "/clipboard", Some(&clip))).unwrap();
+        assert_eq!(a.params, one_value(SENSITIVE, json!(true)), "{}", text(&a));
+
+        // Marked false, or not at all, an action keeps its shape as before.
+        let plain = format!(r#"{{"text":"{secret}","sensitive":false}}"#);
+        let a = classify(&req("POST", "/browser/type", Some(&plain))).unwrap();
+        assert_eq!(a.params["text_chars"], json!(secret.len()));
+        assert!(!is_sensitive(&a));
     }
 }

@@ -714,6 +714,11 @@ class ClipboardSet(TypedDict, total=False):
     """
     #: A PNG image, base64 (standard alphabet), at most 16 MiB decoded.
     png_base64: Optional[str]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: Text (UTF-8), at most 4 MiB.
     text: Optional[str]
 
@@ -782,6 +787,11 @@ class CommandRequest(TypedDict, total=False):
     #: Keep at most this many bytes of each of stdout and stderr (default
     #: 1048576); the rest is dropped and `truncated` is set.
     output_limit: Optional[int]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: Text written to standard input, which is then closed.
     stdin: Optional[str]
     #: Kill the command after this many milliseconds (default 60000, at most
@@ -1099,6 +1109,11 @@ class FillRequest(_FillRequestRequired, total=False):
     """`POST /v1/browser/fill`: set an input's, text area's or editable element's
     value at once, firing `input` and `change`.
     """
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: The tab (default: the current tab).
     tab: Optional[str]
     #: Wait this long for the element, in milliseconds (default 5000, at most 60000).
@@ -1240,6 +1255,11 @@ class InputRequest(_InputRequestRequired, total=False):
     coordinate_space: Optional["CoordinateSpace"]
     #: After the actions (and settling), answer with this screenshot.
     screenshot: Optional["ScreenshotOptions"]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: After the actions, wait until the screen stops changing.
     settle: Optional["Settle"]
 
@@ -1362,6 +1382,11 @@ class NodeAction(_NodeActionRequired, total=False):
     role: Optional[str]
     #: The screen to look on and click on (default 0).
     screen: Optional[int]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: The value, for `set_value`.
     value: Optional[str]
 
@@ -1713,6 +1738,11 @@ class ProcessStart(TypedDict, total=False):
     cwd: Optional[str]
     #: Variables added to the environment.
     env: Dict[str, str]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: A name of your own to find the process by.
     tag: Optional[str]
 
@@ -2246,6 +2276,11 @@ class TypeRequest(_TypeRequestRequired, total=False):
     """
     #: A CSS selector to focus first.
     selector: Optional[str]
+    #: The request carries a secret: no record keeps its text, not even
+    #: its length (holmd's timeline and its exports, logs); a command's
+    #: argv and environment are recorded as `[sensitive]`; an image it
+    #: answers is not kept. Default false.
+    sensitive: bool
     #: The tab (default: the current tab).
     tab: Optional[str]
     #: Wait this long for the element, in milliseconds (default 5000, at most 60000).

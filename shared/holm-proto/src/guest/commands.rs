@@ -31,6 +31,12 @@ pub struct CommandRequest {
     /// 1048576); the rest is dropped and `truncated` is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_limit: Option<u64>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// `POST /v1/commands/run`: how a command ended.
@@ -116,6 +122,12 @@ pub struct ProcessStart {
     /// A name of your own to find the process by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// The query of `GET /v1/processes`.

@@ -213,6 +213,12 @@ pub struct InputRequest {
     /// After the actions (and settling), answer with this screenshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<ScreenshotOptions>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// The answer to input without a screenshot.

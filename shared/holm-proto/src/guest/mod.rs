@@ -46,6 +46,16 @@ pub fn proto_supported(proto: u32) -> Result<(), String> {
     ))
 }
 
+/// The field of an action's body that marks it sensitive (typing, filling,
+/// setting a value, a clipboard write, a command or process): its text is
+/// then kept in no record, and a command's argv in none but as
+/// [`SENSITIVE_SHOWN`].
+pub const SENSITIVE: &str = "sensitive";
+
+/// What records show in place of a sensitive command's argv or command
+/// line.
+pub const SENSITIVE_SHOWN: &str = "[sensitive]";
+
 /// The port the guest API listens on inside a box.
 pub const DEFAULT_GUEST_PORT: u16 = 8765;
 

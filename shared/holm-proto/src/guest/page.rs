@@ -115,6 +115,12 @@ pub struct TypeRequest {
     /// Wait this long for the element, in milliseconds (default 5000, at most 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// `POST /v1/browser/fill`: set an input's, text area's or editable element's
@@ -131,6 +137,12 @@ pub struct FillRequest {
     /// Wait this long for the element, in milliseconds (default 5000, at most 60000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The request carries a secret: no record keeps its text, not even
+    /// its length (holmd's timeline and its exports, logs); a command's
+    /// argv and environment are recorded as `[sensitive]`; an image it
+    /// answers is not kept. Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// `POST /v1/browser/press`: press a key, such as `Enter`, `ArrowDown`, `a`
