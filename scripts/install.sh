@@ -12,6 +12,15 @@
 #                          from HOLM_RELEASE_URL (default: the GitHub release
 #                          HOLM_VERSION, default latest)
 #
+# The archive's SHA-256 is checked before it is unpacked, and a mismatch
+# stops the script before anything is written:
+#   HOLM_SHA256=HEX        the SHA-256 the archive must have (from the release
+#                          page, or your own record); checked for HOLM_ARCHIVE
+#                          when set, and for a download always when set
+#   otherwise, a download  is checked against the release's <archive>.sha256,
+#                          fetched from beside it; a download with neither is
+#                          refused
+#
 # HOLM_INSTALL_DIR (default /usr/local/bin) is made if missing. Each program
 # is written next to its place and renamed over it, so a running holmd keeps
 # its old file and a restart takes the new one.
@@ -24,11 +33,38 @@ arch="$(uname -m)"
 say() { printf 'holm install: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
+# Fetches $1 into the file $2.
+fetch() {
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL "$1" -o "$2"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q "$1" -O "$2"
+  else
+    die "neither curl nor wget is installed; set HOLM_ARCHIVE to a downloaded archive"
+  fi
+}
+
+# Stops unless the file $1 has the SHA-256 $2 (hex, any case).
+check_sha256() {
+  command -v sha256sum >/dev/null 2>&1 || die "sha256sum is missing: cannot check $1"
+  want="$(printf '%s' "$2" | tr 'A-F' 'a-f')"
+  case "$want" in
+    *[!0-9a-f]*|'') die "the expected SHA-256 '$2' is not 64 hex digits" ;;
+  esac
+  [ "${#want}" -eq 64 ] || die "the expected SHA-256 '$2' is not 64 hex digits"
+  got="$(sha256sum "$1" | cut -d' ' -f1)"
+  [ "$got" = "$want" ] || die "checksum mismatch for $3: SHA-256 $got, expected $want; nothing was installed"
+  say "SHA-256 of $3 checked: $got"
+}
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT INT TERM
 
 if [ -n "${HOLM_ARCHIVE:-}" ]; then
   [ -f "$HOLM_ARCHIVE" ] || die "HOLM_ARCHIVE=$HOLM_ARCHIVE is not a file"
+  if [ -n "${HOLM_SHA256:-}" ]; then
+    check_sha256 "$HOLM_ARCHIVE" "$HOLM_SHA256" "$HOLM_ARCHIVE"
+  fi
   tar -xzf "$HOLM_ARCHIVE" -C "$work" || die "cannot unpack $HOLM_ARCHIVE"
   from="$work"
 elif [ -n "${HOLM_BUILD_DIR:-}" ]; then
@@ -41,13 +77,15 @@ else
   esac
   url="${HOLM_RELEASE_URL:-$base/holm-$arch-linux.tar.gz}"
   say "downloading $url"
-  if command -v curl >/dev/null 2>&1; then
-    curl -fsSL "$url" -o "$work/holm.tar.gz" || die "cannot download $url"
-  elif command -v wget >/dev/null 2>&1; then
-    wget -q "$url" -O "$work/holm.tar.gz" || die "cannot download $url"
+  fetch "$url" "$work/holm.tar.gz" || die "cannot download $url"
+  if [ -n "${HOLM_SHA256:-}" ]; then
+    want="$HOLM_SHA256"
   else
-    die "neither curl nor wget is installed; set HOLM_ARCHIVE to a downloaded archive"
+    fetch "$url.sha256" "$work/holm.tar.gz.sha256" \
+      || die "cannot download $url.sha256 (the archive's checksum): set HOLM_SHA256 to the archive's SHA-256"
+    want="$(cut -d' ' -f1 <"$work/holm.tar.gz.sha256")"
   fi
+  check_sha256 "$work/holm.tar.gz" "$want" "$url"
   mkdir "$work/x"
   tar -xzf "$work/holm.tar.gz" -C "$work/x" || die "cannot unpack $url"
   from="$work/x"

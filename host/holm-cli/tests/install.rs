@@ -2,7 +2,9 @@
 //! them: the script installs this build's `holm` and `holmd` into
 //! `HOLM_INSTALL_DIR` from a build directory and from a release archive
 //! (with no network at all), again over itself, and refuses a bad source
-//! without touching what is installed; `systemd-analyze verify` passes the
+//! without touching what is installed; an archive whose SHA-256 is not the
+//! one given (`HOLM_SHA256`) or published beside it (`<archive>.sha256`) is
+//! refused before anything is written; `systemd-analyze verify` passes the
 //! unit without a word.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -36,7 +38,7 @@ fn install(env: &[(&str, &Path)], offline: bool) -> Output {
         c.arg(&script);
         c
     };
-    for k in ["HOLM_ARCHIVE", "HOLM_BUILD_DIR", "HOLM_VERSION", "HOLM_RELEASE_URL"] {
+    for k in ["HOLM_ARCHIVE", "HOLM_BUILD_DIR", "HOLM_VERSION", "HOLM_RELEASE_URL", "HOLM_SHA256"] {
         c.env_remove(k);
     }
     for (k, v) in env {
@@ -97,26 +99,38 @@ fn installs_from_a_build_dir_and_again_over_itself() {
     assert_eq!(running.metadata().unwrap().ino(), inode, "the old file lives on while open");
 }
 
-#[test]
-fn installs_from_a_local_archive_with_no_network() {
-    let tmp = tempfile::tempdir().unwrap();
-    // A release archive as the release job makes it: one directory holding
-    // both programs.
-    let staging = tmp.path().join("stage/holm-x86_64-linux");
+/// A release archive as the release job makes it, in `tmp`: one directory
+/// holding both programs.
+fn release_archive(tmp: &Path) -> PathBuf {
+    let staging = tmp.join("stage/holm-x86_64-linux");
     std::fs::create_dir_all(&staging).unwrap();
     for src in programs() {
         std::fs::copy(&src, staging.join(src.file_name().unwrap())).unwrap();
     }
-    let archive = tmp.path().join("holm-x86_64-linux.tar.gz");
+    let archive = tmp.join("holm-x86_64-linux.tar.gz");
     let tar = Command::new("tar")
         .arg("-czf")
         .arg(&archive)
         .arg("-C")
-        .arg(tmp.path().join("stage"))
+        .arg(tmp.join("stage"))
         .arg("holm-x86_64-linux")
         .status()
         .unwrap();
     assert!(tar.success());
+    archive
+}
+
+/// The SHA-256 of `file`, in hex, as `sha256sum` prints it.
+fn sha256(file: &Path) -> String {
+    let out = Command::new("sha256sum").arg(file).output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).split(' ').next().unwrap().to_owned()
+}
+
+#[test]
+fn installs_from_a_local_archive_with_no_network() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = release_archive(tmp.path());
     let dir = tmp.path().join("bin");
     let env = [("HOLM_ARCHIVE", archive.as_path()), ("HOLM_INSTALL_DIR", dir.as_path())];
     let out = install(&env, true);
@@ -209,4 +223,58 @@ fn systemd_analyze_verify_passes_the_unit_without_a_warning() {
         assert!(unit.lines().any(|l| l == line), "the unit has {line}");
     }
     assert!(!unit.contains("$(") && !unit.contains("HOLM_SERVER_TOKEN="), "no token in a shell");
+}
+
+/// A download (a `file://` release URL, so no network) is installed only
+/// when its SHA-256 matches the `.sha256` beside it or `HOLM_SHA256`; a
+/// wrong or missing checksum is refused loudly and writes nothing, and so is
+/// a local archive whose `HOLM_SHA256` does not match.
+#[test]
+fn an_archive_whose_checksum_does_not_match_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = release_archive(tmp.path());
+    let right = sha256(&archive);
+    let wrong = format!("{}{}", &right[..63], if right.ends_with('0') { "1" } else { "0" });
+    let url = format!("file://{}", archive.display());
+    let sums = tmp.path().join("holm-x86_64-linux.tar.gz.sha256");
+    let url_var = PathBuf::from(&url);
+    let sha = |hex: &str| PathBuf::from(hex);
+
+    let refused = |env: &[(&str, &Path)], message: &str| {
+        let dir = tmp.path().join("refused");
+        let mut env = env.to_vec();
+        env.push(("HOLM_INSTALL_DIR", &dir));
+        let out = install(&env, true);
+        assert!(!out.status.success(), "{}", said(&out));
+        assert!(said(&out).contains(message), "{}", said(&out));
+        assert!(!dir.exists(), "nothing was written: {}", said(&out));
+    };
+    // No checksum beside the download and none given.
+    refused(&[("HOLM_RELEASE_URL", &url_var)], "cannot download");
+    // A published checksum that is not the archive's.
+    std::fs::write(&sums, format!("{wrong}  holm-x86_64-linux.tar.gz\n")).unwrap();
+    refused(&[("HOLM_RELEASE_URL", &url_var)], "checksum mismatch");
+    // HOLM_SHA256 wins over the published one, and is checked too.
+    std::fs::write(&sums, format!("{right}  holm-x86_64-linux.tar.gz\n")).unwrap();
+    refused(&[("HOLM_RELEASE_URL", &url_var), ("HOLM_SHA256", &sha(&wrong))], "checksum mismatch");
+    refused(&[("HOLM_ARCHIVE", &archive), ("HOLM_SHA256", &sha(&wrong))], "checksum mismatch");
+    refused(&[("HOLM_ARCHIVE", &archive), ("HOLM_SHA256", &sha("not-hex"))], "64 hex digits");
+
+    // The right checksum, published or given, installs.
+    for (i, env) in [
+        vec![("HOLM_RELEASE_URL", url_var.as_path())],
+        vec![("HOLM_RELEASE_URL", url_var.as_path()), ("HOLM_SHA256", &sha(&right.to_uppercase()))],
+        vec![("HOLM_ARCHIVE", archive.as_path()), ("HOLM_SHA256", &sha(&right))],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = tmp.path().join(format!("bin{i}"));
+        let mut env = env.clone();
+        env.push(("HOLM_INSTALL_DIR", &dir));
+        let out = install(&env, true);
+        assert!(out.status.success(), "{}", said(&out));
+        assert!(said(&out).contains("SHA-256 of"), "{}", said(&out));
+        installed_from_this_build(&dir);
+    }
 }
