@@ -4,11 +4,20 @@ use tokio::net::TcpListener;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holmd=info,holm=info")),
-        )
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
+    let wanted = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("holmd=info,holm=info"));
+    // rmcp logs every request it receives, a tool call's arguments (typed
+    // text, commands) included, at debug: its targets stop at info whatever
+    // RUST_LOG asks (docs/security.md). A second filter, so no more specific
+    // RUST_LOG directive (`rmcp::service=trace`) can lift it.
+    let cap =
+        Targets::new().with_default(LevelFilter::TRACE).with_target("rmcp", LevelFilter::INFO);
+    tracing_subscriber::registry()
+        .with(wanted)
+        .with(cap)
+        .with(tracing_subscriber::fmt::layer())
         .init();
     let config = holmd::config::ServerConfig::from_env_and_args(std::env::args().skip(1))
         .map_err(anyhow::Error::msg)?;
