@@ -185,6 +185,14 @@ async fn base_is_made_with_debootstrap_when_it_cannot_be_pulled() {
             "{events:?}"
         );
         assert!(events.contains(&Progress::Built { tag: tag.clone() }), "{events:?}");
+        // What debootstrap fetched was checked against Debian's keyring
+        // (`--keyring`), not taken unchecked.
+        assert!(
+            events
+                .iter()
+                .any(|p| matches!(p, Progress::Output(s) if s.contains("Valid Release signature"))),
+            "{events:?}"
+        );
 
         // A working Debian bookworm with apt sources for updates and
         // security, and no package lists or caches baked in.

@@ -7,7 +7,8 @@
 //! mirrors but no container registry, it makes the image itself:
 //!
 //! 1. `debootstrap --variant=minbase bookworm` from deb.debian.org into a
-//!    temporary directory;
+//!    temporary directory, checked against Debian's archive keyring
+//!    (`--keyring`; holm refuses when the host lacks it);
 //! 2. the tree is finished the way Debian's official slim image is: apt
 //!    sources for bookworm, bookworm-updates and bookworm-security; dpkg
 //!    excludes for docs, man pages and translations (and those files
@@ -46,6 +47,9 @@ pub const BASE_IMAGE: &str = "debian:bookworm-slim";
 const SUITE: &str = "bookworm";
 /// Where debootstrap and the image's apt fetch packages from.
 const MIRROR: &str = "http://deb.debian.org/debian";
+/// Debian's archive keyring, which debootstrap checks the suite's `Release`
+/// file with (`--keyring`); without it holm refuses to make the base.
+const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 /// Where the image's apt fetches security updates from.
 const SECURITY_MIRROR: &str = "http://deb.debian.org/debian-security";
 /// A pull that sends nothing for this long is taken as failed: a registry
@@ -121,6 +125,17 @@ pub async fn ensure_base_as(
             ),
         });
     };
+    if !Path::new(KEYRING).is_file() {
+        return Err(ImageError::BaseUnavailable {
+            base: tag.to_owned(),
+            pull_error,
+            fix: format!(
+                "{fix_prefix} Debian's archive keyring {KEYRING} is missing, and without it what \
+                 debootstrap downloads is not checked: install it (`apt-get install \
+                 debian-archive-keyring`), or load the image with `docker load`"
+            ),
+        });
+    }
     progress(Progress::Status(format!(
         "{tag} is missing and cannot be pulled ({pull_error}); making it with debootstrap \
          (debian {SUITE}, minbase, from {MIRROR})"
@@ -321,6 +336,7 @@ async fn run_debootstrap(
 ) -> Result<()> {
     let mut child = tokio::process::Command::new(debootstrap)
         .arg("--variant=minbase")
+        .arg(format!("--keyring={KEYRING}"))
         .arg(SUITE)
         .arg(rootfs)
         .arg(MIRROR)
