@@ -554,6 +554,12 @@ fn docs_deploy_md_holds_the_nginx_block_the_tests_run() {
     let block = guide_location("127.0.0.1:9");
     assert!(block.contains("proxy_pass http://127.0.0.1:9;"), "{block}");
     assert!(block.contains("proxy_set_header Upgrade $http_upgrade;"), "{block}");
+    // Uploads over nginx's 1 MiB default, and streams not held in a buffer
+    // (review L8).
+    for line in ["client_max_body_size 1g;", "proxy_buffering off;", "proxy_request_buffering off;"]
+    {
+        assert!(block.contains(line), "{line}: {block}");
+    }
 }
 
 /// nginx from Debian's package, set up as the deploy guide shows (its
