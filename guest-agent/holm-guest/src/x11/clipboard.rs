@@ -183,13 +183,36 @@ fn answer(
 }
 
 /// The clipboard of `display` as its owner gives it.
+///
+/// A read that fails while the clipboard changes hands (a copy made in the
+/// middle of it: the old owner stops answering once the new one takes
+/// over) is done again with the new owner, up to three times; a failure
+/// with the same owner before and after is the answer.
 pub fn read(display: &str) -> Result<Clip, XError> {
     let s = Session::open(display)?;
-    if s.c.get_selection_owner(s.clipboard)?.reply()?.owner == x11rb::NONE {
+    let mut attempt = 0;
+    loop {
+        let before = s.c.get_selection_owner(s.clipboard)?.reply()?.owner;
+        let failed = match read_from(&s, before) {
+            Ok(clip) => return Ok(clip),
+            Err(e) => e,
+        };
+        let after = s.c.get_selection_owner(s.clipboard)?.reply()?.owner;
+        attempt += 1;
+        if after == before || attempt == 3 {
+            return Err(failed);
+        }
+        tracing::debug!(error = %failed, "the clipboard changed hands while read; reading again");
+    }
+}
+
+/// One read of the clipboard owned by `owner`.
+fn read_from(s: &Session, owner: Window) -> Result<Clip, XError> {
+    if owner == x11rb::NONE {
         return Ok(Clip::default());
     }
     let targets_atom = atom(&s.c, "TARGETS")?;
-    let Some(raw) = convert(&s, targets_atom)? else {
+    let Some(raw) = convert(s, targets_atom)? else {
         return Ok(Clip::default());
     };
     let mut offered = Vec::new();
@@ -204,14 +227,14 @@ pub fn read(display: &str) -> Result<Clip, XError> {
     let mut clip =
         Clip { types: offered.iter().map(|(_, n)| n.clone()).collect(), ..Clip::default() };
     if let Some(target) = TEXT_TARGETS.iter().find_map(|t| find(t).map(|a| (a, *t))) {
-        clip.text = convert(&s, target.0)?.map(|bytes| match target.1 {
+        clip.text = convert(s, target.0)?.map(|bytes| match target.1 {
             // STRING is Latin-1.
             "STRING" => bytes.iter().map(|b| char::from(*b)).collect(),
             _ => String::from_utf8_lossy(&bytes).into_owned(),
         });
     }
     if let Some(png) = find("image/png") {
-        clip.png = convert(&s, png)?;
+        clip.png = convert(s, png)?;
     }
     Ok(clip)
 }
