@@ -15,12 +15,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use holm::image::{ImageRequest, Progress};
-use holm::runtime::docker::DockerRuntime;
-use holm::runtime::{
-    Endpoint, ImageSource, Machine, MachineSpec, Result as RtResult, Runtime, RuntimeError,
-};
-use holm_proto::host::{Can, Environment, Place};
+use holm::runtime::{Endpoint, Machine, Result as RtResult, RuntimeError};
+
+use crate::twisted::{Twist, Twisted};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
@@ -87,30 +84,37 @@ async fn pass(
 }
 
 /// The Docker runtime with a [`Gate`] before each port it publishes.
+/// The gates of a [`Gated`] runtime, one per box port.
 #[derive(Debug)]
-pub struct Gated {
-    docker: DockerRuntime,
+pub struct Gates {
     token: String,
     gates: tokio::sync::Mutex<BTreeMap<SocketAddr, Gate>>,
 }
 
-impl Gated {
+/// The local engine behind gates: each endpoint Docker answers is replaced
+/// by its gate's, with the header.
+pub type Gated = Twisted<Gates>;
+
+impl Twisted<Gates> {
     /// The local engine behind gates that want `token`.
     pub fn new(token: &str) -> Self {
-        Self {
-            docker: DockerRuntime::connect("gated").expect("docker"),
-            token: token.to_owned(),
-            gates: tokio::sync::Mutex::default(),
-        }
+        Self::with(Gates { token: token.to_owned(), gates: tokio::sync::Mutex::default() })
     }
 
     /// How many requests the gates refused.
     pub async fn refused(&self) -> u64 {
-        self.gates.lock().await.values().map(Gate::refused).sum()
+        self.twist.gates.lock().await.values().map(Gate::refused).sum()
+    }
+}
+
+#[async_trait]
+impl Twist for Gates {
+    fn name(&self) -> &'static str {
+        "gated"
     }
 
     /// `m` with each loopback endpoint replaced by its gate's.
-    async fn behind_gates(&self, mut m: Machine) -> RtResult<Machine> {
+    async fn machine(&self, mut m: Machine) -> RtResult<Machine> {
         let mut gates = self.gates.lock().await;
         for endpoint in m.endpoints.values_mut() {
             let target: SocketAddr =
@@ -128,70 +132,5 @@ impl Gated {
                 .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         }
         Ok(m)
-    }
-}
-
-#[async_trait]
-impl Runtime for Gated {
-    fn name(&self) -> &str {
-        "gated"
-    }
-    fn provider(&self) -> &str {
-        "docker"
-    }
-    fn place(&self) -> Place {
-        Place::Host
-    }
-    fn environment(&self) -> Environment {
-        self.docker.environment()
-    }
-    fn can(&self) -> Can {
-        self.docker.can()
-    }
-    async fn ping(&self) -> RtResult<()> {
-        self.docker.ping().await
-    }
-    fn image_source(&self) -> ImageSource {
-        self.docker.image_source()
-    }
-    async fn prepare_image(
-        &self,
-        request: &ImageRequest,
-        progress: &mut (dyn FnMut(Progress) + Send),
-    ) -> RtResult<String> {
-        self.docker.prepare_image(request, progress).await
-    }
-    async fn create(&self, spec: &MachineSpec) -> RtResult<Machine> {
-        let m = self.docker.create(spec).await?;
-        self.behind_gates(m).await
-    }
-    async fn inspect(&self, id: &str) -> RtResult<Machine> {
-        let m = self.docker.inspect(id).await?;
-        self.behind_gates(m).await
-    }
-    async fn remove(&self, id: &str) -> RtResult<()> {
-        self.docker.remove(id).await
-    }
-    async fn list(&self) -> RtResult<Vec<Machine>> {
-        let mut out = Vec::new();
-        for m in self.docker.list().await? {
-            // Only this runtime's boxes are behind gates.
-            let ours = m.labels.get(holm::runtime::LABEL_RUNTIME).map(String::as_str);
-            out.push(if ours == Some(self.name()) { self.behind_gates(m).await? } else { m });
-        }
-        Ok(out)
-    }
-    async fn start(&self, id: &str) -> RtResult<Machine> {
-        let m = self.docker.start(id).await?;
-        self.behind_gates(m).await
-    }
-    async fn stop(&self, id: &str) -> RtResult<()> {
-        self.docker.stop(id).await
-    }
-    async fn prune_images(
-        &self,
-        policy: &holm::image::Prune,
-    ) -> RtResult<Vec<holm::image::Pruned>> {
-        self.docker.prune_images(policy).await
     }
 }

@@ -36,6 +36,7 @@ pub mod load;
 pub mod matrix;
 pub mod rfb;
 pub mod services;
+pub mod twisted;
 pub mod workspace;
 
 use std::fs::File;
