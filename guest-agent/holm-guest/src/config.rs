@@ -18,7 +18,7 @@
 //! | `HOLM_CHROMIUM` | `on` | `off` runs no browser |
 //! | `HOLM_CHROMIUM_BIN` | found on `PATH` | the browser program |
 //! | `HOLM_CHROMIUM_PROFILE` | `$HOLM_STATE_DIR/chromium-0` | screen 0's user data directory (a kept browser profile is mounted here) |
-//! | `HOLM_VNC` | `on` | `off` runs no x11vnc |
+//! | `HOLM_VNC` | `demand` | `demand` starts each screen's VNC server when the first viewer of that screen asks for it, so a box is usable without it; `on` starts it with the desktop, and the box is ready once it answers; `off` runs none |
 //! | `HOLM_HOME` | `$HOME` or `/root` | the home directory of the desktop and of commands |
 //! | `HOLM_STATE_DIR` | `.holm` in the desktop user's home, else in `$HOLM_HOME` | browser profiles and component logs |
 //! | `HOLM_WAYLAND_DIR` | `/tmp/holm-wayland-$HOLM_DISPLAY_BASE` | Wayland: sway's sockets and configuration (its `XDG_RUNTIME_DIR`) |
@@ -121,8 +121,10 @@ pub struct Config {
     pub devtools_port_base: u16,
     /// The browser program, or `None` for no browser.
     pub chromium: Option<PathBuf>,
-    /// Whether to run x11vnc.
+    /// Whether to run a VNC server per screen.
     pub vnc: bool,
+    /// Whether the VNC servers start only when a viewer asks (`HOLM_VNC=demand`).
+    pub vnc_on_demand: bool,
     /// The home directory.
     pub home: PathBuf,
     /// Where browser profiles and component logs go.
@@ -186,6 +188,7 @@ impl fmt::Debug for Config {
             .field("devtools_port_base", &self.devtools_port_base)
             .field("chromium", &self.chromium)
             .field("vnc", &self.vnc)
+            .field("vnc_on_demand", &self.vnc_on_demand)
             .field("home", &self.home)
             .field("state_dir", &self.state_dir)
             .field("chromium_profile", &self.chromium_profile)
@@ -289,7 +292,12 @@ impl Config {
         } else {
             None
         };
-        let vnc = switch("HOLM_VNC")?;
+        let (vnc, vnc_on_demand) = match get("HOLM_VNC").as_deref() {
+            None | Some("demand") => (true, true),
+            Some("on" | "1" | "true") => (true, false),
+            Some("off" | "0" | "false") => (false, false),
+            Some(v) => return Err(format!("HOLM_VNC={v:?}: expected demand, on or off")),
+        };
         let home = PathBuf::from(
             get("HOLM_HOME").or_else(|| get("HOME")).unwrap_or_else(|| "/root".into()),
         );
@@ -336,6 +344,7 @@ impl Config {
             devtools_port_base,
             chromium,
             vnc,
+            vnc_on_demand,
             home,
             state_dir,
             chromium_profile,
@@ -433,10 +442,24 @@ mod tests {
         assert_eq!(c.display(0), ":1");
         assert_eq!(c.vnc_port(1), 5901);
         assert!(c.chromium.is_none());
+        assert!(c.vnc && c.vnc_on_demand, "VNC servers start when a viewer asks");
         assert_eq!(c.bridge_addr.port(), BRIDGE_PORT);
         assert_eq!(c.chromium_profile, c.state_dir.join("chromium-0"));
         let c = Config::from_vars(vars(&[("HOLM_CHROMIUM_PROFILE", "/holm/profile")])).unwrap();
         assert_eq!(c.chromium_profile, PathBuf::from("/holm/profile"));
+    }
+
+    #[test]
+    fn vnc_starts_on_demand_with_the_desktop_or_never() {
+        let vnc = |v: &str| {
+            let c = Config::from_vars(vars(&[("HOLM_VNC", v)]))?;
+            Ok::<_, String>((c.vnc, c.vnc_on_demand))
+        };
+        assert_eq!(vnc("demand"), Ok((true, true)));
+        assert_eq!(vnc("on"), Ok((true, false)));
+        assert_eq!(vnc("off"), Ok((false, false)));
+        let e = vnc("lazy").unwrap_err();
+        assert!(e.contains("HOLM_VNC") && e.contains("demand, on or off"), "{e}");
     }
 
     #[test]

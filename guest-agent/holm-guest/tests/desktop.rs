@@ -629,7 +629,7 @@ async fn vnc_viewer_moves_pointer(port: u16, x: u16, y: u16) -> tokio::net::TcpS
 
 async fn the_cursor_after_a_person_moved_the_pointer_through_vnc(p: Profile) {
     let _turn = ONE_AT_A_TIME.lock().await;
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "on", ..Options::default() }).await;
     g.wait_until(WAIT, |h| h["status"] == "ready").await;
     let w = Window::open(&g, 0, (0, 0, 1280, 800), 0x202020, &[]).await;
     input_ok(&g, json!({"actions":[{"type":"move","x":5,"y":5}]})).await;

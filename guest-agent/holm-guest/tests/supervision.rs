@@ -16,7 +16,7 @@ crate::profiles!(
 );
 
 async fn components_become_ready_and_health_needs_no_secret(p: Profile) {
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "on", ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let names: Vec<&str> = health["components"]
         .as_array()
@@ -38,7 +38,7 @@ async fn components_become_ready_and_health_needs_no_secret(p: Profile) {
 
 /// The component after the display server: fluxbox, or wayvnc.
 async fn a_killed_component_comes_back(p: Profile) {
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "on", ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let victim = &health["components"][1];
     let name = match p {
@@ -59,7 +59,7 @@ async fn a_killed_component_comes_back(p: Profile) {
 }
 
 async fn a_killed_display_server_comes_back_with_its_clients(p: Profile) {
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "on", ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     assert_eq!(health["components"][0]["name"], g.display_server());
     let pid = health["components"][0]["pid"].as_i64().unwrap() as i32;
@@ -128,7 +128,7 @@ async fn every_route_but_health_needs_the_secret() {
 }
 
 async fn the_secret_is_not_left_in_any_environment(p: Profile) {
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "on", ..Options::default() }).await;
     let health = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let environ = std::fs::read(format!("/proc/{}/environ", g.pid())).unwrap();
     assert!(

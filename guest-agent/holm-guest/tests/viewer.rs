@@ -3,7 +3,8 @@
 //! reaches the desktop (the stream's server drops it, whatever the client
 //! sends), takeover input does and puts a person in control (the agent's
 //! input is refused until they hand back), the clipboard goes both ways,
-//! and tokens open only their own box, screen and time.
+//! and tokens open only their own box, screen and time. The VNC server is
+//! not started until the first viewer of its screen asks (`HOLM_VNC=demand`).
 
 // The test process is not the guest: it runs clipboard tools and waits on
 // them like any parent. The one-reaper rule (clippy.toml) binds the guest only.
@@ -21,20 +22,20 @@ use serde_json::{Value, json};
 
 /// A guest with VNC, its viewer key set.
 async fn guest(p: Profile, box_id: &str) -> (Guest, String) {
-    let g = Guest::start(Options { profile: p, vnc: true, ..Options::default() }).await;
+    let g = Guest::start(Options { profile: p, vnc: "demand", ..Options::default() }).await;
     let vnc = match p {
         Profile::X11 => "x11vnc",
         Profile::Wayland => "wayvnc",
     };
-    g.wait_until(Duration::from_secs(30), |h| {
-        h["components"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["name"] == vnc)
-            .all(|c| c["state"] == "ready")
-    })
-    .await;
+    // The desktop is ready without its VNC server, which waits, not
+    // started, for the first viewer: each stream below starts it.
+    let h = g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let servers: Vec<&Value> =
+        h["components"].as_array().unwrap().iter().filter(|c| c["name"] == vnc).collect();
+    assert!(!servers.is_empty(), "{h}");
+    for c in servers {
+        assert_eq!((&c["state"], &c["pid"]), (&json!("idle"), &Value::Null), "{h}");
+    }
     let key = viewer_token::new_key();
     configure(&g, &key, box_id, &[]).await;
     (g, key)

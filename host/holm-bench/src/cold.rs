@@ -16,24 +16,23 @@ use serde::Serialize;
 use super::server::Server;
 use super::stats::{Samples, Summary};
 
-/// The stages of an X11 box, in the order it reaches them.
-pub const STAGES: [(&str, &str); 8] = [
+/// The stages of an X11 box, in the order it reaches them. The VNC server
+/// is not one: it starts when the first viewer asks for it (`HOLM_VNC`).
+pub const STAGES: [(&str, &str); 7] = [
     ("container", "container running (image found, created, started; holmd has its port)"),
     ("guest", "guest answering /health"),
     ("xvfb", "Xvfb answering (display)"),
     ("fluxbox", "fluxbox managing (window manager)"),
-    ("x11vnc", "x11vnc answering (VNC)"),
     ("chromium", "Chromium's DevTools answering"),
     ("chromium_window", "Chromium's window mapped"),
     ("running", "holmd answers running (usable)"),
 ];
 
 /// The stages of a Wayland box, in the order it reaches them.
-pub const WAYLAND_STAGES: [(&str, &str); 7] = [
+pub const WAYLAND_STAGES: [(&str, &str); 6] = [
     ("container", "container running (image found, created, started; holmd has its port)"),
     ("guest", "guest answering /health"),
     ("sway", "sway answering, the guest's pointer and keyboard made (display)"),
-    ("wayvnc", "wayvnc answering (VNC)"),
     ("chromium", "Chromium's DevTools answering"),
     ("chromium_window", "Chromium's window mapped"),
     ("running", "holmd answers running (usable)"),
@@ -210,9 +209,7 @@ async fn one(
                             }
                         }
                     }
-                    if h.components.iter().all(|c| {
-                        matches!(c.state, ComponentState::Ready | ComponentState::Disabled)
-                    }) {
+                    if h.components.iter().all(|c| c.state.settled()) {
                         return anyhow::Ok((seen, ready_ms));
                     }
                 }
@@ -256,7 +253,7 @@ async fn waiting_for(server: &Server, id: &str) -> String {
             let waiting: Vec<String> = h
                 .components
                 .iter()
-                .filter(|c| !matches!(c.state, ComponentState::Ready | ComponentState::Disabled))
+                .filter(|c| !c.state.settled())
                 .map(|c| match &c.last_exit {
                     Some(e) => {
                         format!(

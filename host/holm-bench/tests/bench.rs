@@ -34,8 +34,8 @@ const ROWS: [&str; 23] = [
     "settle_quiet_200ms_vs_fixed_wait",
 ];
 
-const STAGES: [&str; 8] =
-    ["container", "guest", "xvfb", "fluxbox", "x11vnc", "chromium", "chromium_window", "running"];
+const STAGES: [&str; 7] =
+    ["container", "guest", "xvfb", "fluxbox", "chromium", "chromium_window", "running"];
 
 const WAYLAND_ROWS: [&str; 6] = [
     "wayland_screenshot_png_vs_grim",
@@ -46,8 +46,8 @@ const WAYLAND_ROWS: [&str; 6] = [
     "wayland_act_and_see_settled_vs_exec",
 ];
 
-const WAYLAND_STAGES: [&str; 7] =
-    ["container", "guest", "sway", "wayvnc", "chromium", "chromium_window", "running"];
+const WAYLAND_STAGES: [&str; 6] =
+    ["container", "guest", "sway", "chromium", "chromium_window", "running"];
 
 const TARGETS: [&str; 25] = [
     "screenshot_png_p50",

@@ -207,11 +207,9 @@ pub async fn wait_ready_with(
 ) -> Result<Health, LaunchError> {
     let usable = |h: &Health| match ready {
         Ready::Browser => h.status == HealthStatus::Ready,
-        Ready::Desktop => h
-            .components
-            .iter()
-            .filter(|c| c.name != "chromium")
-            .all(|c| matches!(c.state, ComponentState::Ready | ComponentState::Disabled)),
+        Ready::Desktop => {
+            h.components.iter().filter(|c| c.name != "chromium").all(|c| c.state.settled())
+        }
     };
     probe_until(guest, timeout, &usable, seen)
         .await

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use holm_client::BoxClient;
 use holm_proto::host::{BoxSpec, BoxState, CreateBox, Placement};
+use holm_proto::viewer::CreateViewer;
 use holm_testkit::TestServer;
 use holm_testkit::matrix::{Engine, Target};
 
@@ -158,7 +159,10 @@ async fn boxes_are_confined_by_default_and_a_runtime_can_widen_it(target: Target
     let open_status = sh(&bc, "cat /proc/self/status").await;
     assert_eq!(status_field(&open_status, "Seccomp"), "0", "unconfined: {open_status}");
 
-    // The desktop is the user `holm`; the guest root.
+    // The desktop is the user `holm`; the guest root. The VNC server starts
+    // when a viewer first asks for it: a viewer's stream starts it here.
+    let grant = server.client.create_viewer(&a, &CreateViewer::default()).await.unwrap();
+    let _viewer = holm_testkit::rfb::open(&grant.url).await.expect("a viewer's stream");
     let users = sh(
         &ba,
         "ps -eo user:16,args | grep -E 'Xvfb|fluxbox|x11vnc|chromium|holm-guest' | grep -v grep",

@@ -109,6 +109,7 @@ pub fn spec(config: &Config) -> ComponentSpec {
         })),
         needs_display: false,
         provides: Vec::new(),
+        on_demand: false,
     }
 }
 

@@ -174,6 +174,9 @@ pub struct ComponentSpec {
     pub needs_display: bool,
     /// The screens whose display server this is: they are ready while it is.
     pub provides: Vec<u8>,
+    /// Started only once [`Supervisor::demand`] asks for its screen (a VNC
+    /// server under `HOLM_VNC=demand`); [`ComponentState::Idle`] until then.
+    pub on_demand: bool,
 }
 
 impl std::fmt::Debug for ComponentSpec {
@@ -197,6 +200,10 @@ const LOG_LINES: usize = 40;
 struct Component {
     spec: ComponentSpec,
     status: Mutex<ComponentStatus>,
+    /// Its state, as `status` holds it, for those who wait on a change.
+    state: watch::Sender<ComponentState>,
+    /// Whether it was asked for (always, unless `spec.on_demand`).
+    demanded: watch::Sender<bool>,
     log: Mutex<VecDeque<String>>,
 }
 
@@ -272,16 +279,20 @@ impl Supervisor {
         let components: Vec<Arc<Component>> = specs
             .into_iter()
             .map(|spec| {
+                let state =
+                    if spec.on_demand { ComponentState::Idle } else { ComponentState::Starting };
                 let status = ComponentStatus {
                     name: spec.name.to_owned(),
                     screen: spec.screen,
-                    state: ComponentState::Starting,
+                    state,
                     pid: None,
                     restarts: 0,
                     last_exit: None,
                     ready_ms: None,
                 };
                 Arc::new(Component {
+                    demanded: watch::Sender::new(!spec.on_demand),
+                    state: watch::Sender::new(state),
                     spec,
                     status: Mutex::new(status),
                     log: Mutex::new(VecDeque::new()),
@@ -310,16 +321,37 @@ impl Supervisor {
     /// The overall state.
     pub fn health(&self) -> HealthStatus {
         let statuses = self.statuses();
-        if statuses
-            .iter()
-            .all(|s| matches!(s.state, ComponentState::Ready | ComponentState::Disabled))
-        {
+        if statuses.iter().all(|s| s.state.settled()) {
             HealthStatus::Ready
         } else if statuses.iter().any(|s| s.state == ComponentState::Restarting || s.restarts > 0) {
             HealthStatus::Degraded
         } else {
             HealthStatus::Starting
         }
+    }
+
+    /// Starts the components of screen `screen` that wait to be asked for
+    /// (its VNC server under `HOLM_VNC=demand`); nothing if they were.
+    pub fn demand(&self, screen: u8) {
+        for c in self.components.iter().filter(|c| c.spec.on_demand && c.spec.screen == screen) {
+            if !*c.demanded.borrow() {
+                tracing::info!(component = c.spec.name, screen, "asked for; starting it");
+            }
+            c.demanded.send_replace(true);
+        }
+    }
+
+    /// [`Supervisor::demand`]s screen `screen`'s components that wait to be
+    /// asked for, and waits until every one is ready, up to `timeout`.
+    /// False when one was not ready in time.
+    pub async fn wait_demanded(&self, screen: u8, timeout: Duration) -> bool {
+        self.demand(screen);
+        let wanted = self.components.iter().filter(|c| c.spec.on_demand && c.spec.screen == screen);
+        let all = futures_util::future::join_all(wanted.map(|c| {
+            let mut state = c.state.subscribe();
+            async move { state.wait_for(|s| *s == ComponentState::Ready).await.is_ok() }
+        }));
+        tokio::time::timeout(timeout, all).await.is_ok_and(|r| r.into_iter().all(|ok| ok))
     }
 
     /// Whether screen `index`'s display server answers.
@@ -397,6 +429,11 @@ async fn run(
     let screen = c.spec.screen;
     let mut backoff = Duration::from_millis(200);
     let mut deadline = first_deadline;
+    let mut demanded = c.demanded.subscribe();
+    tokio::select! {
+        _ = cancel.cancelled() => return,
+        r = demanded.wait_for(|asked| *asked) => if r.is_err() { return },
+    }
     loop {
         if c.spec.needs_display {
             tokio::select! {
@@ -518,7 +555,9 @@ async fn run(
 }
 
 fn set(c: &Component, f: impl FnOnce(&mut ComponentStatus)) {
-    f(&mut c.status.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut status = c.status.lock().unwrap_or_else(|e| e.into_inner());
+    f(&mut status);
+    c.state.send_if_modified(|state| std::mem::replace(state, status.state) != status.state);
 }
 
 async fn collect_log(c: Arc<Component>, reader: std::io::PipeReader) {
@@ -628,6 +667,7 @@ mod tests {
             probe: Probe::Custom(Arc::new(move || ready.exists())),
             needs_display: false,
             provides: Vec::new(),
+            on_demand: false,
         };
         let sup = Supervisor::start_with(vec![spec], 1, Duration::from_secs(1));
         let first = tokio::time::timeout(Duration::from_secs(30), async {
@@ -659,6 +699,52 @@ mod tests {
         assert_ne!(status.pid, Some(first), "{status:?}");
         // SAFETY: kill with signal 0 only asks whether the group exists.
         assert_ne!(unsafe { libc::kill(-(first as libc::pid_t), 0) }, 0, "the first start lives");
+        sup.shutdown(Duration::from_secs(2)).await;
+    }
+
+    /// A component that waits to be asked for is idle, not started, and
+    /// does not hold the box's health back; asked for, it starts and
+    /// becomes ready, and asking again changes nothing.
+    #[tokio::test]
+    async fn a_component_on_demand_starts_only_when_asked_for() {
+        proc::init_reaper().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let spec = |name: &'static str, on_demand: bool| {
+            let d = dir.path().to_owned();
+            let mark = d.join(name);
+            ComponentSpec {
+                name,
+                screen: 0,
+                command: Box::new(move || {
+                    let mut cmd = Command::new("sh");
+                    cmd.args(["-c", &format!("touch {name}; exec sleep 600")]).current_dir(&d);
+                    cmd
+                }),
+                probe: Probe::Custom(Arc::new(move || mark.exists())),
+                needs_display: false,
+                provides: Vec::new(),
+                on_demand,
+            }
+        };
+        let sup = Supervisor::start(vec![spec("always", false), spec("asked", true)], 1);
+        let mut always = sup.components[0].state.subscribe();
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            always.wait_for(|s| *s == ComponentState::Ready),
+        )
+        .await
+        .expect("the first component never became ready")
+        .unwrap();
+        let asked = sup.statuses().remove(1);
+        assert_eq!((asked.state, asked.pid), (ComponentState::Idle, None), "{asked:?}");
+        assert!(!dir.path().join("asked").exists(), "started before it was asked for");
+        assert_eq!(sup.health(), HealthStatus::Ready, "an idle component holds nothing back");
+        assert!(sup.wait_demanded(0, Duration::from_secs(30)).await, "never ready once asked");
+        let asked = sup.statuses().remove(1);
+        assert_eq!(asked.state, ComponentState::Ready, "{asked:?}");
+        let pid = asked.pid.expect("a process");
+        assert!(sup.wait_demanded(0, Duration::from_secs(30)).await);
+        assert_eq!(sup.statuses()[1].pid, Some(pid), "asked again, started again");
         sup.shutdown(Duration::from_secs(2)).await;
     }
 }

@@ -23,7 +23,9 @@ pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {
         let desktop_home = config.desktop_user.as_ref().map_or(&home, |u| &u.home).clone();
         specs.push(fluxbox(screen, &display, desktop_home));
         if config.vnc {
-            specs.push(x11vnc(screen, &display, config.vnc_port(screen), home.clone()));
+            let mut vnc = x11vnc(screen, &display, config.vnc_port(screen), home.clone());
+            vnc.on_demand = config.vnc_on_demand;
+            specs.push(vnc);
         }
         if let Some(bin) = &config.chromium {
             let profile = if screen == 0 {
@@ -74,6 +76,7 @@ fn xvfb(screen: u8, display: &str, size: Size) -> ComponentSpec {
         probe: Probe::XDisplay(display.to_owned()),
         needs_display: false,
         provides: vec![screen],
+        on_demand: false,
     }
 }
 
@@ -126,6 +129,7 @@ fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
         probe: Probe::WindowManager(display.to_owned()),
         needs_display: true,
         provides: Vec::new(),
+        on_demand: false,
     }
 }
 
@@ -155,6 +159,7 @@ fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec 
         probe: Probe::Tcp { port, banner: b"RFB " },
         needs_display: true,
         provides: Vec::new(),
+        on_demand: false,
     }
 }
 
@@ -227,5 +232,6 @@ pub fn chromium(
         probe: Probe::Http { port, path: "/json/version" },
         needs_display: true,
         provides: Vec::new(),
+        on_demand: false,
     }
 }

@@ -49,7 +49,12 @@ pub struct ViewerState {
     pub vnc_port_base: u16,
     /// The address VNC connections of watch-only viewers come from.
     pub view_source: std::net::IpAddr,
+    /// Starts a screen's VNC server when its first viewer asks.
+    pub supervisor: Arc<crate::supervisor::Supervisor>,
 }
+
+/// How long a viewer's stream waits for its screen's VNC server to start.
+const VNC_START: Duration = Duration::from_secs(30);
 
 /// The viewer port's router.
 pub fn router(state: ViewerState) -> Router {
@@ -155,6 +160,9 @@ async fn session(
 ) -> Result<Response, Error> {
     let (screen, mode) = place(&screen, &mode)?;
     let claims = state.viewers.authorize(bearer(&headers), screen, mode)?;
+    // The page asks for its session first, and for its stream a moment
+    // later: the VNC server starts now, so the stream finds it up.
+    state.supervisor.demand(screen);
     let mut r = axum::Json(session_of(&state, &claims)).into_response();
     secure_headers(&mut r);
     Ok(r)
@@ -221,6 +229,9 @@ async fn rfb(
     } else {
         std::net::Ipv4Addr::LOCALHOST.into()
     };
+    if !state.supervisor.wait_demanded(screen, VNC_START).await {
+        tracing::info!(screen, "the screen's VNC server did not start in time");
+    }
     let vnc = connect_vnc(source, port).await.map_err(|e| {
         tracing::info!(screen, error = %e, "the screen's VNC server did not answer");
         Error::from(

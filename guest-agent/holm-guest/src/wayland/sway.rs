@@ -155,7 +155,9 @@ pub fn specs(
     let mut specs = vec![sway(paths, screens, ready)];
     for i in 0..screens {
         if config.vnc {
-            specs.push(wayvnc(paths, i, config.vnc_port(i), config.home.clone()));
+            let mut vnc = wayvnc(paths, i, config.vnc_port(i), config.home.clone());
+            vnc.on_demand = config.vnc_on_demand;
+            specs.push(vnc);
         }
         if let Some(bin) = &config.chromium {
             let profile = if i == 0 {
@@ -226,6 +228,7 @@ fn sway(paths: &Paths, screens: u8, ready: Arc<dyn Fn() -> bool + Send + Sync>) 
         probe: Probe::Custom(ready),
         needs_display: false,
         provides: (0..screens).collect(),
+        on_demand: false,
     }
 }
 
@@ -247,6 +250,7 @@ fn wayvnc(paths: &Paths, screen: u8, port: u16, home: PathBuf) -> ComponentSpec 
         probe: Probe::Tcp { port, banner: b"RFB " },
         needs_display: true,
         provides: Vec::new(),
+        on_demand: false,
     }
 }
 

@@ -57,8 +57,9 @@ pub struct Options {
     pub sizes: String,
     /// Run Chromium.
     pub chromium: bool,
-    /// Run x11vnc.
-    pub vnc: bool,
+    /// `HOLM_VNC`: `off`, `on` (with the desktop) or `demand` (when a
+    /// viewer asks, the product's default).
+    pub vnc: &'static str,
     /// More environment for the guest.
     pub env: Vec<(&'static str, String)>,
 }
@@ -70,7 +71,7 @@ impl Default for Options {
             screens: 1,
             sizes: "1280x800".into(),
             chromium: false,
-            vnc: false,
+            vnc: "off",
             env: Vec::new(),
         }
     }
@@ -189,7 +190,7 @@ impl Guest {
             Profile::X11 => vec!["Xvfb", "fluxbox"],
             Profile::Wayland => vec!["sway"],
         };
-        if opts.vnc {
+        if opts.vnc != "off" {
             programs.push(match opts.profile {
                 Profile::X11 => "x11vnc",
                 Profile::Wayland => "wayvnc",
@@ -226,7 +227,7 @@ impl Guest {
             .env("HOLM_VNC_PORT_BASE", vnc_port_base.to_string())
             .env("HOLM_DEVTOOLS_PORT_BASE", devtools_port_base.to_string())
             .env("HOLM_CHROMIUM", onoff(opts.chromium))
-            .env("HOLM_VNC", onoff(opts.vnc))
+            .env("HOLM_VNC", opts.vnc)
             .env("HOLM_HOME", &home)
             .env("HOLM_PROFILE", opts.profile.to_string())
             .env("HOLM_WAYLAND_DIR", &wayland_dir)

@@ -22,8 +22,8 @@ use super::state::{Admits, Entry, Move, Request};
 use crate::store::{BoxRecord, rfc3339};
 
 /// How long a new desktop may take to answer. Generous: under gVisor on
-/// the ptrace platform x11vnc alone takes about 20 s on a quiet machine of
-/// two cores, and over five minutes beside six other boxes starting.
+/// the ptrace platform a desktop's programs start many times slower than
+/// under runc, and slower still beside other boxes starting.
 const READY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What happens when a desktop does not answer in time.
@@ -371,13 +371,7 @@ impl Service {
             let waiting: Vec<&str> = h
                 .components
                 .iter()
-                .filter(|c| {
-                    !matches!(
-                        c.state,
-                        holm_proto::guest::ComponentState::Ready
-                            | holm_proto::guest::ComponentState::Disabled
-                    )
-                })
+                .filter(|c| !c.state.settled())
                 .map(|c| c.name.as_str())
                 .collect();
             // The browser's stage once the rest of the desktop is ready,

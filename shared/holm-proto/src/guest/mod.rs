@@ -159,6 +159,17 @@ pub enum ComponentState {
     Restarting,
     /// Switched off in the configuration.
     Disabled,
+    /// Not started until something asks for it: a VNC server until the
+    /// first viewer of its screen (see `HOLM_VNC`).
+    Idle,
+}
+
+impl ComponentState {
+    /// Whether a box waits no longer for a component in this state: it is
+    /// up, switched off, or started only when asked for.
+    pub fn settled(self) -> bool {
+        matches!(self, Self::Ready | Self::Disabled | Self::Idle)
+    }
 }
 
 /// `GET /v1/info`.
