@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use holm_client::BoxClient;
-use holm_proto::guest::{
-    BRIDGE_PORT, ComponentState, DEFAULT_GUEST_PORT, Health, HealthStatus, Profile,
-};
+use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT, Health, HealthStatus, Profile};
 use holm_proto::host::Ready;
 use holm_proto::viewer::{VIEWER_PORT, ViewerBind};
 
