@@ -197,13 +197,13 @@ fn shell(server: &TestServer, id: &str) {
     t.run("stty size", "30 100");
     // A change of this window's size reaches the box (SIGWINCH).
     t.resize(120, 40);
-    std::thread::sleep(Duration::from_millis(300));
-    t.run("stty size", "40 120");
+    t.run_until("stty size", "40 120", "# ");
     // Typed UTF-8 reaches the box's programs byte for byte.
     t.run("echo héllo | od -An -tx1", "68 c3 a9 6c 6c 6f 0a");
     // Ctrl-C goes to the box, not to holm.
-    t.run("sleep 100", "sleep 100");
-    std::thread::sleep(Duration::from_millis(500));
+    // It is sent once the shell printed, so with `sleep` about to start or
+    // running: either way the shell's status is 130.
+    t.run("echo started-$((40+2)); sleep 100", "started-42");
     t.write(b"\x03");
     t.run("echo rc=$?", "rc=130");
     t.write(b"exit 5\r");

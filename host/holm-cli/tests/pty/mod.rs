@@ -78,10 +78,38 @@ impl Pty {
     }
 
     fn wait_from(&self, from: usize, want: &str) {
-        let deadline = Instant::now() + WAIT;
+        assert!(
+            self.printed_within(from, want, WAIT),
+            "no {want:?} in {WAIT:?}; it printed: {}",
+            self.text()
+        );
+    }
+
+    /// Whether `want` shows after `from` within `limit`.
+    fn printed_within(&self, from: usize, want: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
         loop {
             let seen = String::from_utf8_lossy(&self.out.lock().unwrap()[from..]).into_owned();
             if seen.contains(want) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Types a line again, each time its answer is done, until `want` shows
+    /// after one: for what reaches the box in its own time (a new window
+    /// size). `done` is what every answer ends with (the prompt).
+    pub fn run_until(&mut self, line: &str, want: &str, done: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let from = self.len();
+            self.write(format!("{line}\r").as_bytes());
+            self.wait_from(from, done);
+            if self.printed_within(from, want, Duration::ZERO) {
                 return;
             }
             assert!(
@@ -89,7 +117,6 @@ impl Pty {
                 "no {want:?} in {WAIT:?}; it printed: {}",
                 self.text()
             );
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
