@@ -1,32 +1,7 @@
 //! holmd's configuration, from the environment.
 //!
-//! | variable | default | meaning |
-//! |---|---|---|
-//! | `HOLM_SERVER_ADDR` | `127.0.0.1:8080` | where to listen |
-//! | `HOLM_SERVER_TOKEN` | unset | the bearer token every route but `/v1/health` and `/v1/openapi.json` needs |
-//! | `HOLM_SERVER_TOKEN_FILE` | `$CREDENTIALS_DIRECTORY/token` when systemd passed one | a file holding the token; missing, unreadable or empty stops the start |
-//! | `HOLM_INSECURE_NO_TOKEN` | unset | `1` (or `--insecure-no-token`): answer beyond loopback without a token, warned on every start |
-//! | `HOLM_STATE_DIR` | `$XDG_STATE_HOME/holm`, else `~/.local/state/holm` | the `local` store's directory (and the `sqlite` file's default place) |
-//! | `HOLM_STORAGE_BACKEND` | `local` | `local`, `sqlite`, `postgres` or `s3` ([`crate::store`]) |
-//! | `HOLM_SQLITE_PATH` | `$HOLM_STATE_DIR/holm.db` | the `sqlite` database file |
-//! | `HOLM_DATABASE_URL` | (needed for `postgres`) | `postgres://user:password@host:5432/db` |
-//! | `HOLM_S3_BUCKET`, `HOLM_S3_ENDPOINT`, `HOLM_S3_REGION`, `HOLM_S3_PREFIX`, `HOLM_S3_PATH_STYLE`, `HOLM_S3_ACCESS_KEY_ID`, `HOLM_S3_SECRET_ACCESS_KEY`, `HOLM_S3_SESSION_TOKEN` | see [`crate::store::s3`] | the `s3` bucket and its credentials |
-//! | `HOLM_SERVER_NAME` | `holmd` | labels this server's boxes, so that servers sharing an engine take back only their own |
-//! | `HOLM_SERVER_RUNTIMES` | every runtime found | offer only these, such as `docker` |
-//! | `HOLM_SERVER_CONFIG` | unset | the runtimes file ([`crate::runtimes_file`]), read at start |
-//! | `HOLM_SERVER_SECRET_KEY` | unset | the server key (32 characters or more) that encrypts vendor keys |
-//! | `HOLM_SERVER_SECRET_FILE` | unset | a file holding the server key, made (mode 0600) when missing |
-//! | `HOLM_SERVER_SANDBOXES` | unset | vendors to offer from their own variables, such as `e2b` with `E2B_API_KEY` ([`crate::registry`]) |
-//! | `HOLM_PUBLIC_URL` | unset | the address clients use, behind a proxy |
-//! | `HOLM_MAX_BOXES` | `64` | the most live boxes, pooled ones counted; more are refused (429 `limit_reached`); a runtimes file's `max_boxes` may lower it |
-//! | `HOLM_MAX_BUILDS` | `2` | the most image builds at once; a build asked for beyond it is refused, a box's waits |
-//! | `HOLM_RECORD_RETENTION` | `7d` | how long the record of a removed box is kept (`24h`, `90m`, seconds) |
-//! | `HOLM_RECORDINGS_KEPT` | `20g` | the most bytes of removed boxes' recordings kept in `<HOLM_STATE_DIR>/recordings`; past it the oldest boxes' are dropped |
-//! | `HOLM_IMAGE_CACHE` | `100g` | past this total size, unused box images are pruned after each build; `off` never |
-//! | `HOLM_TIMELINE_SCREENSHOTS` | `300` | the most screenshots a box's timeline keeps; past it the oldest go |
-//! | `HOLM_TIMELINE_BYTES` | `100m` | the most bytes of screenshots a box's timeline keeps; past it the oldest go |
-//! | `HOLM_TIMELINES_KEPT` | `2g` | the most bytes of screenshots the timelines of removed boxes keep together; past it the records of the boxes that ended longest ago go |
-//! | `RUST_LOG` | `holmd=info,holm=info` | log levels |
+//! The variables, their defaults and meanings are declared once, in
+//! [`crate::vars`] (and `docs/config.md` is made from there).
 //!
 //! Without a token the server answers without a credential, and therefore
 //! refuses to start when it would answer beyond loopback: a bind address
@@ -124,21 +99,21 @@ impl ServerConfig {
     /// Reads the configuration through `get`.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let get = |k: &str| get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-        let addr: SocketAddr = match get("HOLM_SERVER_ADDR") {
+        let addr: SocketAddr = match get(crate::vars::SERVER_ADDR) {
             None => SocketAddr::from(([127, 0, 0, 1], 8080)),
             Some(v) => v.parse().map_err(|_| {
                 format!("HOLM_SERVER_ADDR={v:?} is not HOST:PORT, such as 127.0.0.1:8080")
             })?,
         };
         let token = token(&get)?;
-        let public_url = get("HOLM_PUBLIC_URL").map(|u| u.trim_end_matches('/').to_owned());
+        let public_url = get(crate::vars::PUBLIC_URL).map(|u| u.trim_end_matches('/').to_owned());
         let insecure = match get(INSECURE_NO_TOKEN).as_deref() {
             None | Some("0") => false,
             Some("1") => true,
             Some(v) => return Err(format!("{INSECURE_NO_TOKEN}={v:?} is not 1 or 0")),
         };
         let exposure = exposure(token.is_some(), addr, public_url.as_deref(), insecure)?;
-        let state_dir = match get("HOLM_STATE_DIR") {
+        let state_dir = match get(crate::vars::STATE_DIR) {
             Some(d) => PathBuf::from(d),
             None => match (get("XDG_STATE_HOME"), get("HOME")) {
                 (Some(x), _) => PathBuf::from(x).join("holm"),
@@ -146,16 +121,16 @@ impl ServerConfig {
                 (None, None) => PathBuf::from("/var/lib/holm/state"),
             },
         };
-        let runtimes = get("HOLM_SERVER_RUNTIMES")
+        let runtimes = get(crate::vars::SERVER_RUNTIMES)
             .map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect());
-        let storage = match get("HOLM_STORAGE_BACKEND").as_deref().unwrap_or("local") {
+        let storage = match get(crate::vars::STORAGE_BACKEND).as_deref().unwrap_or("local") {
             "local" => StoreConfig::Local { dir: state_dir.clone() },
             "sqlite" => StoreConfig::Sqlite {
-                path: get("HOLM_SQLITE_PATH")
+                path: get(crate::vars::SQLITE_PATH)
                     .map_or_else(|| state_dir.join("holm.db"), PathBuf::from),
             },
             "postgres" => StoreConfig::Postgres {
-                url: get("HOLM_DATABASE_URL").ok_or(
+                url: get(crate::vars::DATABASE_URL).ok_or(
                     "HOLM_STORAGE_BACKEND=postgres needs HOLM_DATABASE_URL, such as postgres://holm:PASSWORD@127.0.0.1:5432/holm",
                 )?,
             },
@@ -166,7 +141,7 @@ impl ServerConfig {
                 ));
             }
         };
-        let server_name = get("HOLM_SERVER_NAME")
+        let server_name = get(crate::vars::SERVER_NAME)
             .unwrap_or_else(|| crate::service::DEFAULT_SERVER_NAME.to_owned());
         if server_name.len() > 63
             || !server_name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
@@ -175,8 +150,8 @@ impl ServerConfig {
                 "HOLM_SERVER_NAME={server_name:?} must be 1 to 63 letters, digits, '-', '_' or '.'"
             ));
         }
-        let config_file = get("HOLM_SERVER_CONFIG").map(PathBuf::from);
-        let secret_key = get("HOLM_SERVER_SECRET_KEY");
+        let config_file = get(crate::vars::SERVER_CONFIG).map(PathBuf::from);
+        let secret_key = get(crate::vars::SERVER_SECRET_KEY);
         if let Some(k) = &secret_key
             && k.len() < crate::registry::MIN_SECRET_KEY_LEN
         {
@@ -185,8 +160,8 @@ impl ServerConfig {
                 crate::registry::MIN_SECRET_KEY_LEN
             ));
         }
-        let secret_file = get("HOLM_SERVER_SECRET_FILE").map(PathBuf::from);
-        let sandboxes = match get("HOLM_SERVER_SANDBOXES") {
+        let secret_file = get(crate::vars::SERVER_SECRET_FILE).map(PathBuf::from);
+        let sandboxes = match get(crate::vars::SERVER_SANDBOXES) {
             Some(list) => crate::registry::env_sandboxes(&list, &get)?,
             None => Vec::new(),
         };
@@ -209,8 +184,7 @@ impl ServerConfig {
     }
 }
 
-/// The variable that lets holmd answer beyond loopback without a token.
-pub const INSECURE_NO_TOKEN: &str = "HOLM_INSECURE_NO_TOKEN";
+pub use crate::vars::INSECURE_NO_TOKEN;
 /// The command-line flag with the same meaning.
 pub const INSECURE_NO_TOKEN_FLAG: &str = "--insecure-no-token";
 
@@ -231,7 +205,7 @@ pub enum Exposure {
 /// is there. A file that is named but missing, unreadable or empty is an
 /// error, never a server without a token.
 fn token(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
-    let file = match (get("HOLM_SERVER_TOKEN"), get("HOLM_SERVER_TOKEN_FILE")) {
+    let file = match (get(crate::vars::SERVER_TOKEN), get(crate::vars::SERVER_TOKEN_FILE)) {
         (Some(_), Some(_)) => {
             return Err("both HOLM_SERVER_TOKEN and HOLM_SERVER_TOKEN_FILE are set: set one".into());
         }
@@ -316,24 +290,24 @@ fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits
     };
     l.max_boxes = count("HOLM_MAX_BOXES", l.max_boxes)?;
     l.max_builds = count("HOLM_MAX_BUILDS", l.max_builds)?;
-    if let Some(v) = get("HOLM_RECORD_RETENTION") {
+    if let Some(v) = get(crate::vars::RECORD_RETENTION) {
         l.record_retention_secs = crate::runtimes_file::parse_duration(&v)
             .map_err(|e| format!("HOLM_RECORD_RETENTION: {e}"))?;
     }
     l.timeline_screenshots = count("HOLM_TIMELINE_SCREENSHOTS", l.timeline_screenshots)?;
-    if let Some(v) = get("HOLM_TIMELINE_BYTES") {
+    if let Some(v) = get(crate::vars::TIMELINE_BYTES) {
         l.timeline_bytes =
             holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINE_BYTES: {e}"))?;
     }
-    if let Some(v) = get("HOLM_TIMELINES_KEPT") {
+    if let Some(v) = get(crate::vars::TIMELINES_KEPT) {
         l.timelines_kept_bytes =
             holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_TIMELINES_KEPT: {e}"))?;
     }
-    if let Some(v) = get("HOLM_RECORDINGS_KEPT") {
+    if let Some(v) = get(crate::vars::RECORDINGS_KEPT) {
         l.recordings_bytes =
             holm::spec::parse_memory(&v).map_err(|e| format!("HOLM_RECORDINGS_KEPT: {e}"))?;
     }
-    if let Some(v) = get("HOLM_IMAGE_CACHE") {
+    if let Some(v) = get(crate::vars::IMAGE_CACHE) {
         l.image_cache_bytes = if v == "off" {
             None
         } else {

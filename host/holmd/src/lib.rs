@@ -17,6 +17,7 @@ pub mod service;
 pub mod store;
 pub mod timeline;
 pub mod traces;
+pub mod vars;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -73,11 +73,11 @@ impl S3Config {
 
     /// Reads the `HOLM_S3_*` variables through `get`.
     pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
-        let bucket = get("HOLM_S3_BUCKET")
+        let bucket = get(crate::vars::S3_BUCKET)
             .ok_or("HOLM_STORAGE_BACKEND=s3 needs HOLM_S3_BUCKET, the bucket's name")?;
-        let region = get("HOLM_S3_REGION").unwrap_or_else(|| "us-east-1".to_owned());
-        let custom = get("HOLM_S3_ENDPOINT");
-        let path_style = match get("HOLM_S3_PATH_STYLE").as_deref() {
+        let region = get(crate::vars::S3_REGION).unwrap_or_else(|| "us-east-1".to_owned());
+        let custom = get(crate::vars::S3_ENDPOINT);
+        let path_style = match get(crate::vars::S3_PATH_STYLE).as_deref() {
             None => custom.is_some(),
             Some("true" | "1") => true,
             Some("false" | "0") => false,
@@ -87,15 +87,15 @@ impl S3Config {
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
             return Err(format!("HOLM_S3_ENDPOINT={endpoint:?} is not an http(s) URL"));
         }
-        let access_key_id = get("HOLM_S3_ACCESS_KEY_ID")
+        let access_key_id = get(crate::vars::S3_ACCESS_KEY_ID)
             .or_else(|| get("AWS_ACCESS_KEY_ID"))
             .ok_or("HOLM_STORAGE_BACKEND=s3 needs HOLM_S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID)")?;
         let secret_access_key =
-            get("HOLM_S3_SECRET_ACCESS_KEY").or_else(|| get("AWS_SECRET_ACCESS_KEY")).ok_or(
+            get(crate::vars::S3_SECRET_ACCESS_KEY).or_else(|| get("AWS_SECRET_ACCESS_KEY")).ok_or(
                 "HOLM_STORAGE_BACKEND=s3 needs HOLM_S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY)",
             )?;
-        let session_token = get("HOLM_S3_SESSION_TOKEN").or_else(|| get("AWS_SESSION_TOKEN"));
-        let mut prefix = get("HOLM_S3_PREFIX").unwrap_or_default();
+        let session_token = get(crate::vars::S3_SESSION_TOKEN).or_else(|| get("AWS_SESSION_TOKEN"));
+        let mut prefix = get(crate::vars::S3_PREFIX).unwrap_or_default();
         if !prefix.is_empty() && !prefix.ends_with('/') {
             prefix.push('/');
         }
