@@ -9,7 +9,6 @@ mod pty;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use holm_testkit::{TestServer, e2e_enabled};
 use serde_json::Value;
