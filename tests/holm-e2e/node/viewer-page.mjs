@@ -23,19 +23,27 @@ try {
   await page.addInitScript(() => {
     window.addEventListener('holm-first-frame', () => { window.__holmFirstFrame = performance.now(); }, { once: true });
   });
-  const scripts = [];
-  const hashing = [];
-  page.on('response', (r) => {
-    if (r.request().resourceType() !== 'script') return;
-    const entry = { url: r.url(), status: r.status(), sha256: null };
-    scripts.push(entry);
-    hashing.push(r.body().then(
-      (b) => { entry.sha256 = createHash('sha256').update(b).digest('hex'); },
-      () => {},
-    ));
-  });
   // What the page went through, for the report when it never connects.
   const seen = [];
+  // Every script the page loads is fetched here and handed to the page
+  // byte for byte, so its hash is of exactly what the page got (reading a
+  // response's body back from the browser afterwards can fail when the
+  // browser has already let it go).
+  const scripts = [];
+  await page.route('**/*', async (route) => {
+    const request = route.request();
+    if (request.resourceType() !== 'script') return route.continue();
+    try {
+      const response = await route.fetch();
+      const body = await response.body();
+      scripts.push({ url: request.url(), status: response.status(), sha256: createHash('sha256').update(body).digest('hex') });
+      await route.fulfill({ response, body });
+    } catch (e) {
+      // The page went away (a reload) while its script was fetched.
+      seen.push('script ' + request.url() + ' not fetched: ' + e);
+      await route.abort().catch(() => {});
+    }
+  });
   page.on('console', (m) => seen.push('console ' + m.type() + ': ' + m.text()));
   page.on('requestfailed', (r) => seen.push('failed ' + r.url().split('#')[0] + ': ' + (r.failure() || {}).errorText));
   page.on('websocket', (ws) => {
@@ -56,6 +64,8 @@ try {
       if (((r.failure() || {}).errorText || '').includes('ERR_NETWORK_CHANGED')) networkChanged('changed');
     };
     page.on('requestfailed', onFailed);
+    // Only the scripts of the load that showed the screen ran.
+    scripts.length = 0;
     // The URL's token is in its fragment: a second goto to it would be a
     // same-document navigation, so a new load is a reload.
     await (attempt === 1 ? page.goto(url) : page.reload()).catch((e) => {
@@ -101,7 +111,6 @@ try {
     const c = document.querySelector('#screen canvas');
     return [c.width, c.height];
   });
-  await Promise.all(hashing);
   console.log(JSON.stringify({
     state: await page.evaluate(() => document.body.dataset.state),
     title: await page.title(),
