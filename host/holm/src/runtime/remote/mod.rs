@@ -213,8 +213,21 @@ pub struct NewSandbox {
     pub labels: BTreeMap<String, String>,
     /// Seconds from now until the vendor ends the sandbox.
     pub deadline_secs: u64,
+    /// The box's idle timeout and the seconds until its lifetime ends,
+    /// for a vendor that ends idle sandboxes itself but cannot move a
+    /// deadline ([`MachineSpec::idle_timeout_secs`]).
+    pub idle: Option<Idle>,
     /// Memory and CPUs.
     pub resources: Resources,
+}
+
+/// A box's idle timeout, for a vendor that ends idle sandboxes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Idle {
+    /// Seconds without activity after which the sandbox ends.
+    pub idle_secs: u64,
+    /// Seconds from now until the box's lifetime ends.
+    pub lifetime_secs: u64,
 }
 
 impl std::fmt::Debug for NewSandbox {
@@ -226,6 +239,7 @@ impl std::fmt::Debug for NewSandbox {
             .field("env", &env)
             .field("labels", &self.labels)
             .field("deadline_secs", &self.deadline_secs)
+            .field("idle", &self.idle)
             .field("resources", &self.resources)
             .finish()
     }

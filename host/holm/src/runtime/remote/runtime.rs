@@ -10,7 +10,8 @@ use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT};
 use holm_proto::host::{Can, Environment, Place};
 
 use super::{
-    Addresses, Backoff, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor, VendorError,
+    Addresses, Backoff, Idle, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor,
+    VendorError,
 };
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
@@ -268,6 +269,10 @@ impl<V: Vendor> Runtime for Remote<V> {
             env: spec.env.clone(),
             labels,
             deadline_secs,
+            idle: spec.idle_timeout_secs.map(|idle_secs| Idle {
+                idle_secs,
+                lifetime_secs: spec.expires_at.map_or(deadline_secs, |at| self.secs_until(at)),
+            }),
             resources: self.resources(spec.memory_bytes, spec.nano_cpus)?,
         };
         let sandbox = self.create_sandbox(&new).await?;
