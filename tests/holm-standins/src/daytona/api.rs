@@ -49,6 +49,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
     let api = Router::new()
         .route("/snapshots", post(snapshots::create_snapshot))
         .route("/snapshots/{id}", get(snapshots::get_snapshot).delete(snapshots::delete_snapshot))
+        .route("/snapshots/{id}/activate", post(snapshots::activate_snapshot))
         .route("/sandbox", post(create).get(list))
         .route("/sandbox/{id}", get(detail).delete(destroy))
         .route("/sandbox/{id}/start", post(start))
@@ -201,6 +202,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             format!("Snapshot {snapshot_name} is {}", snapshot.state),
         );
     }
+    snapshots::used(&state, &snapshot.id);
     let id = format!("{}-{}-{}-{}", random_id(8), random_id(4), random_id(4), random_id(12));
     let name = body.get("name").and_then(Value::as_str).unwrap_or(&id).to_owned();
     if state.find(&name).is_some() {

@@ -203,7 +203,27 @@ impl Daytona {
             .await
     }
 
-    /// Waits until a snapshot is active.
+    /// `POST /snapshots/{id}/activate`: a snapshot Daytona deactivated
+    /// after it went unused (14 days by default) is active again; a
+    /// sandbox cannot be made from an inactive one.
+    async fn activate(
+        &self,
+        id: &str,
+        name: &str,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> VResult<()> {
+        progress(Progress::Status(format!(
+            "Daytona snapshot {name} is inactive (unused for a while); activating it"
+        )));
+        self.rest
+            .send("activate a snapshot", Retry::Idempotent, |r| {
+                r.request(Method::POST, &format!("/snapshots/{id}/activate"))
+            })
+            .await
+            .map(drop)
+    }
+
+    /// Waits until a snapshot is active, activating it when it is inactive.
     async fn wait_snapshot(
         &self,
         name: &str,
@@ -224,6 +244,7 @@ impl Daytona {
             }
             match s.state.as_str() {
                 "active" => return Ok(()),
+                "inactive" => self.activate(&s.id, name, progress).await?,
                 "error" | "build_failed" => {
                     return Err(VendorError::answer(
                         "daytona",
