@@ -137,7 +137,7 @@ fn sandbox_dto(s: &Sandbox, state: &State) -> Value {
         "labels": s.labels,
         "public": s.public,
         "networkBlockAll": false,
-        "target": "us",
+        "target": s.target,
         "cpu": s.cpu,
         "gpu": 0,
         "memory": s.memory,
@@ -202,6 +202,15 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             format!("Snapshot {snapshot_name} is {}", snapshot.state),
         );
     }
+    let target =
+        body.get("target").and_then(Value::as_str).unwrap_or(super::DEFAULT_REGION).to_owned();
+    if snapshot.id != "default" && snapshot.region != target {
+        return error(
+            StatusCode::BAD_REQUEST,
+            path,
+            format!("Snapshot {snapshot_name} is not available in region {target}"),
+        );
+    }
     snapshots::used(&state, &snapshot.id);
     let id = format!("{}-{}-{}-{}", random_id(8), random_id(4), random_id(4), random_id(12));
     let name = body.get("name").and_then(Value::as_str).unwrap_or(&id).to_owned();
@@ -243,6 +252,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         disk: snapshot.disk,
         error: None,
         previews: Default::default(),
+        target,
     };
     let dto = sandbox_dto(&sandbox, &state);
     state.lock().sandboxes.insert(id.clone(), sandbox);

@@ -14,6 +14,9 @@
 //! [`DEACTIVATE_AFTER_SECS`] on the stand-in's clock goes `inactive`, a
 //! sandbox cannot be made from it, and only `POST /snapshots/{id}/activate`
 //! brings it back, as Daytona's snapshot manager and service do;
+//! a snapshot is built in its `regionId` (the organization's default
+//! region when none is given), and a sandbox made from it in another
+//! `target` is refused (400, "not available in region");
 //! snapshots `pending` → `building` → `active` or
 //! `build_failed` with `errorReason`; sandboxes `creating` → `started`,
 //! stopped after `autoStopInterval` minutes without activity (API, toolbox
@@ -43,6 +46,8 @@ use crate::engine::Engine;
 pub const PORTS: &[u16] = &[8765, 9223, 6080];
 /// The snapshot a sandbox gets when it names none.
 pub const DEFAULT_SNAPSHOT: &str = "daytona-small";
+/// The organization's default region.
+pub const DEFAULT_REGION: &str = "us";
 /// Daytona's default time unused after which a snapshot that is not
 /// general goes `inactive` (`snapshot_deactivation_timeout_minutes`: 14
 /// days, `snapshot.manager.ts`).
@@ -64,6 +69,9 @@ pub(crate) struct Snapshot {
     pub updated: u64,
     /// When a sandbox was last made from it (or it was made or activated).
     pub last_used: u64,
+    /// The region it was built in (`regionId`; the organization's default,
+    /// [`DEFAULT_REGION`], when none was given).
+    pub region: String,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +98,8 @@ pub(crate) struct Sandbox {
     pub error: Option<String>,
     /// The loopback address of each previewed port.
     pub previews: HashMap<u16, SocketAddr>,
+    /// The region it runs in (`target`).
+    pub target: String,
 }
 
 #[derive(Debug, Default)]

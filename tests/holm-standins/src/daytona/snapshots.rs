@@ -33,6 +33,7 @@ pub(crate) fn seed_default_snapshot(state: &State) {
             created: now,
             updated: now,
             last_used: now,
+            region: super::DEFAULT_REGION.into(),
         },
     );
 }
@@ -55,6 +56,7 @@ fn snapshot_dto(s: &Snapshot, org: &str) -> Value {
         "createdAt": Clock::rfc3339(s.created),
         "updatedAt": Clock::rfc3339(s.updated),
         "lastUsedAt": Value::Null,
+        "regionIds": [s.region],
     })
 }
 
@@ -139,6 +141,11 @@ pub(super) async fn create_snapshot(AxState(state): S, body: Bytes) -> Response 
         created: now,
         updated: now,
         last_used: now,
+        region: body
+            .get("regionId")
+            .and_then(Value::as_str)
+            .unwrap_or(super::DEFAULT_REGION)
+            .to_owned(),
     };
     let dto = snapshot_dto(&snapshot, &state.organization);
     let id = snapshot.id.clone();

@@ -348,7 +348,14 @@ impl Vendor for Daytona {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> VResult<String> {
         let dockerfile = recipe.dockerfile_without_guest();
-        let name = recipe.name_for(&[dockerfile.as_bytes()]);
+        // A snapshot is built in one region (`regionId`): a runtime with a
+        // `target` builds its own there, named apart from the default
+        // region's, or Daytona refuses its sandboxes ("not available in
+        // region").
+        let name = match &self.options.target {
+            Some(t) => recipe.name_for(&[dockerfile.as_bytes(), t.as_bytes()]),
+            None => recipe.name_for(&[dockerfile.as_bytes()]),
+        };
         let found = self
             .rest
             .json::<Snapshot>("find a snapshot", Retry::Idempotent, |r| {
@@ -384,13 +391,16 @@ impl Vendor for Daytona {
             recipe.cpus,
             recipe.memory_mib / 1024
         )));
-        let body = json!({
+        let mut body = json!({
             "name": name,
             "buildInfo": { "dockerfileContent": dockerfile },
             "cpu": recipe.cpus,
             "memory": recipe.memory_mib / 1024,
             "disk": DISK_GB,
         });
+        if let Some(target) = &self.options.target {
+            body["regionId"] = json!(target);
+        }
         match self
             .rest
             .send("build a snapshot", Retry::NotTwice, |r| {
