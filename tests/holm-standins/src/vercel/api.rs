@@ -67,7 +67,7 @@ fn param(raw: Option<&str>, key: &str) -> Option<String> {
 }
 
 /// The image a sandbox names none of.
-const UNIVERSAL: &str = "vercel/sandbox/universal:latest";
+pub(crate) const UNIVERSAL: &str = "vercel/sandbox/universal:latest";
 
 /// The engine's image for an image reference: the stand-in's default for
 /// Vercel's, or one pushed to the registry.

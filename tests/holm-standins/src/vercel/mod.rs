@@ -30,7 +30,8 @@
 //! (the same content), pulled from the stand-in's registry when the engine
 //! lacks it. Each sandbox is a container whose first process waits, as
 //! Vercel's own init does; commands run as the image's user, or root with
-//! `sudo`.
+//! `sudo` in the managed image, and through the image's own `sudo` in an
+//! image of the user's (which fails where the image has none).
 
 mod api;
 mod ops;

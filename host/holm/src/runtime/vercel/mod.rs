@@ -16,7 +16,7 @@
 //!   one each, listed with `tags=holm.runtime:<name>`, and the others are
 //!   one JSON tag, `holm.labels`).
 //! - **The guest** is started by a command (`POST
-//!   /v2/sandboxes/sessions/<id>/cmd` with `sudo` and `wait`): a Vercel
+//!   /v2/sandboxes/sessions/<id>/cmd` with `wait`, as the image's user: root): a Vercel
 //!   sandbox's first process is Vercel's own, not the image's entrypoint.
 //! - **The deadline** is the session's timeout, moved later with
 //!   `extend-timeout` (it only adds; a deadline moved earlier is kept by
@@ -338,7 +338,10 @@ impl Vercel {
         }
     }
 
-    /// Runs a command as root and waits for it; its exit code and output.
+    /// Runs a command as the image's user, root in holm's image, and waits
+    /// for it; its exit code and output. Without `sudo`: Vercel documents
+    /// it for its managed images (which ship sudo with `!env_reset`), and
+    /// holm's image has no sudo and already runs as root.
     async fn run_root(
         &self,
         session: &str,
@@ -350,7 +353,6 @@ impl Vercel {
             "command": "/bin/sh",
             "args": ["-c", script],
             "env": env,
-            "sudo": true,
             "wait": true,
             "logs": true,
         });
