@@ -158,8 +158,14 @@ async fn team(AxState(state): S, Path(id): Path<String>) -> Response {
     if id != state.team_id {
         return not_found("Team", &id);
     }
-    axum::Json(json!({ "id": state.team_id, "slug": state.team_slug, "name": state.team_slug }))
-        .into_response()
+    let plan = state.plan.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    axum::Json(json!({
+        "id": state.team_id,
+        "slug": state.team_slug,
+        "name": state.team_slug,
+        "billing": { "plan": plan },
+    }))
+    .into_response()
 }
 
 async fn project(AxState(state): S, Path(id): Path<String>) -> Response {
@@ -292,12 +298,17 @@ fn ports(v: Option<&Value>) -> Result<Vec<u16>, Response> {
     Ok(out)
 }
 
-fn timeout_ms(v: Option<&Value>) -> Result<Option<u64>, Response> {
+fn timeout_ms(state: &State, v: Option<&Value>) -> Result<Option<u64>, Response> {
+    let hobby = *state.plan.lock().unwrap_or_else(|e| e.into_inner()) == "hobby";
+    let max = if hobby { super::HOBBY_MAX_TIMEOUT_MS } else { MAX_TIMEOUT_MS };
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(t) => match t.as_u64().filter(|t| (1..=MAX_TIMEOUT_MS).contains(t)) {
+        Some(t) => match t.as_u64().filter(|t| (1..=max).contains(t)) {
             Some(t) => Ok(Some(t)),
-            None => Err(bad_request(format!("timeout must be from 1 to {MAX_TIMEOUT_MS} ms"))),
+            None if hobby => Err(bad_request(format!(
+                "timeout must be from 1 to {max} ms on the Hobby plan (45 minutes)"
+            ))),
+            None => Err(bad_request(format!("timeout must be from 1 to {max} ms"))),
         },
     }
 }
@@ -338,7 +349,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         }
         let env = string_map(body.get("env"), "env")?;
         let ports = ports(body.get("ports"))?;
-        let timeout = timeout_ms(body.get("timeout"))?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        let timeout = timeout_ms(&state, body.get("timeout"))?.unwrap_or(DEFAULT_TIMEOUT_MS);
         let vcpus = vcpus(body.get("resources"))?.unwrap_or(2);
         Ok((tags, env, ports, timeout, vcpus))
     })();
@@ -576,7 +587,7 @@ async fn update(
             return Err(bad_request(format!("At most {MAX_TAGS} tags are allowed")));
         }
         let ports = body.get("ports").map(|p| ports(Some(p))).transpose()?;
-        Ok((tags, ports, timeout_ms(body.get("timeout"))?, vcpus(body.get("resources"))?))
+        Ok((tags, ports, timeout_ms(&state, body.get("timeout"))?, vcpus(body.get("resources"))?))
     })();
     let (tags, ports, timeout, vcpus) = match checked {
         Ok(c) => c,

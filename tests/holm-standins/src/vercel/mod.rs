@@ -49,6 +49,9 @@ use crate::engine::Engine;
 pub const DEFAULT_IMAGE: &str = "debian:bookworm-slim";
 /// The longest a session lives, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
+/// The longest sandbox timeout on the Hobby plan, in milliseconds (45
+/// minutes, `@vercel/sandbox`'s README; Pro and Enterprise: 24 hours).
+pub const HOBBY_MAX_TIMEOUT_MS: u64 = 45 * 60 * 1000;
 /// The default timeout, in milliseconds (five minutes).
 pub const DEFAULT_TIMEOUT_MS: u64 = 5 * 60 * 1000;
 
@@ -120,6 +123,9 @@ pub(crate) struct State {
     pub controls: Controls,
     pub team_id: String,
     pub team_slug: String,
+    /// The team's plan (`billing.plan`): `pro` unless a test sets
+    /// `hobby`, whose sandboxes live at most [`HOBBY_MAX_TIMEOUT_MS`].
+    pub plan: Mutex<String>,
     pub project_id: String,
     pub project_slug: String,
     pub registry_host: String,
@@ -194,6 +200,7 @@ impl VercelStandin {
             controls: controls.clone(),
             team_id: format!("team_{}", random_id(24)),
             team_slug: format!("holm-{}", random_id(6)),
+            plan: Mutex::new("pro".into()),
             project_id: format!("prj_{}", random_id(28)),
             project_slug: "boxes".into(),
             registry_host: registry_host.clone(),
@@ -250,6 +257,12 @@ impl VercelStandin {
     /// A sandbox's current session.
     pub fn session_of(&self, name: &str) -> Option<String> {
         self.state.lock().sandboxes.get(name).map(|s| s.session.clone())
+    }
+
+    /// Puts the team on `plan` (`hobby` or `pro`): Hobby refuses a
+    /// sandbox timeout above 45 minutes.
+    pub fn set_plan(&self, plan: &str) {
+        *self.state.plan.lock().unwrap_or_else(|e| e.into_inner()) = plan.to_owned();
     }
 
     /// The tags pushed to the registry (`team/project/repo:tag`).

@@ -267,6 +267,13 @@ pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
         recipe: &Recipe,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> VResult<String>;
+    /// Refuses, before any image is built, a box the account's plan cannot
+    /// run: a lifetime above the plan's cap (Vercel Hobby's 45 minutes).
+    /// The default takes every box the vendor's own limits allow.
+    async fn admit(&self, lifetime_secs: u64) -> VResult<()> {
+        let _ = lifetime_secs;
+        Ok(())
+    }
     /// Makes a sandbox and answers it once it runs. Called again only after
     /// [`Remote`] looked for the first one by its box label.
     async fn create(&self, new: &NewSandbox) -> VResult<Sandbox>;

@@ -251,6 +251,7 @@ impl<V: Vendor> Runtime for Remote<V> {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String> {
         let resources = self.resources(resolved.memory_bytes, resolved.nano_cpus)?;
+        self.vendor.admit(resolved.lifetime_secs).await.map_err(|e| self.err(e))?;
         self.image(request, resources, progress).await
     }
 

@@ -64,6 +64,29 @@ impl Vercel {
         }
     }
 
+    /// The team's plan (`billing.plan` of `GET /v2/teams/{id}`: `hobby`,
+    /// `pro` or `enterprise`); empty when Vercel names none.
+    pub(super) async fn plan(&self) -> VResult<String> {
+        #[derive(Deserialize)]
+        struct Team {
+            #[serde(default)]
+            billing: Option<Billing>,
+        }
+        #[derive(Deserialize)]
+        struct Billing {
+            #[serde(default)]
+            plan: Option<String>,
+        }
+        let team_id = self.options.team_id.clone();
+        let team: Team = self
+            .rest
+            .json("read the team", Retry::Idempotent, |r| {
+                self.scoped(r.request(Method::GET, &format!("/v2/teams/{team_id}")))
+            })
+            .await?;
+        Ok(team.billing.and_then(|b| b.plan).unwrap_or_default())
+    }
+
     /// `repo/path` of the project at VCR: `<team-slug>/<project-slug>`.
     async fn registry_path(&self) -> VResult<String> {
         #[derive(Deserialize)]

@@ -51,6 +51,9 @@ pub const DEFAULT_REGISTRY_URL: &str = "https://vcr.vercel.com";
 /// The most ports a sandbox publishes: the API takes 15 but answers 500 at
 /// exactly 15 (vercel/sandbox#292).
 pub const MAX_PORTS: usize = 14;
+/// The longest a sandbox lives on the Hobby plan (`@vercel/sandbox`'s README;
+/// Pro and Enterprise: 24 hours).
+pub const HOBBY_MAX_SECS: u64 = 45 * 60;
 /// The tag holm lists its sandboxes by.
 const RUNTIME_TAG: &str = LABEL_RUNTIME;
 /// The labels kept as tags of their own; the others are in [`LABELS_TAG`].
@@ -429,6 +432,22 @@ impl Vendor for Vercel {
         self.wait_ready(&tag, progress).await?;
         progress(Progress::Built { tag: reference.clone() });
         Ok(reference)
+    }
+
+    async fn admit(&self, lifetime_secs: u64) -> VResult<()> {
+        if lifetime_secs > HOBBY_MAX_SECS && self.plan().await? == "hobby" {
+            return Err(VendorError::answer(
+                VENDOR,
+                "create a sandbox",
+                format!(
+                    "the team is on Vercel's Hobby plan, which ends a sandbox after at most 45 \
+                     minutes ({HOBBY_MAX_SECS} seconds); this box's lifetime is {lifetime_secs} \
+                     seconds: give it 45 minutes or less, or use a Pro team"
+                ),
+            )
+            .with_status(400));
+        }
+        Ok(())
     }
 
     async fn create(&self, new: &NewSandbox) -> VResult<Sandbox> {
