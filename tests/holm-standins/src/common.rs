@@ -43,19 +43,37 @@ pub struct Fault {
     pub retry_after: Option<u64>,
     /// How many matching requests get it.
     pub times: u32,
+    /// Whether the request is handled first (its work done) and the status
+    /// answered instead of its result, as a gateway that timed out answers.
+    pub after_handling: bool,
 }
 
 impl Fault {
     /// `status` for the next `times` requests to paths starting with
     /// `prefix`, with any method.
     pub fn new(prefix: &str, status: u16, times: u32) -> Self {
-        Self { method: None, path_prefix: prefix.to_owned(), status, retry_after: None, times }
+        Self {
+            method: None,
+            path_prefix: prefix.to_owned(),
+            status,
+            retry_after: None,
+            times,
+            after_handling: false,
+        }
     }
 
     /// Only for `method`.
     #[must_use]
     pub fn method(mut self, method: &str) -> Self {
         self.method = Some(method.to_owned());
+        self
+    }
+
+    /// After the request was handled (where a stand-in supports it:
+    /// Daytona's).
+    #[must_use]
+    pub fn after_handling(mut self) -> Self {
+        self.after_handling = true;
         self
     }
 
@@ -163,6 +181,10 @@ pub struct Controls {
     pub faults: Faults,
     /// The API calls it answered.
     pub calls: Calls,
+    /// How long a new sandbox stays out of the list, in milliseconds (an
+    /// eventually consistent list; where a stand-in supports it:
+    /// Daytona's). 0: listed at once.
+    pub list_lag_ms: Arc<AtomicU64>,
 }
 
 impl Controls {
@@ -178,6 +200,7 @@ impl Controls {
             clock: Clock::default(),
             faults: Faults::default(),
             calls: Calls::default(),
+            list_lag_ms: Arc::default(),
         }
     }
 }

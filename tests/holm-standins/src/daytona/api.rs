@@ -92,7 +92,12 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("json"));
-    let mut response = if let Some(f) = state.faults.take(&method, &path) {
+    let fault = state.faults.take(&method, &path);
+    let (fault, after) = match fault {
+        Some(f) if f.after_handling => (None, Some(f)),
+        f => (f, None),
+    };
+    let mut response = if let Some(f) = fault {
         let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = if f.status == 429 {
             "ThrottlerException: Too Many Requests"
@@ -119,6 +124,10 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
             error(StatusCode::UNAUTHORIZED, &path, "Unauthorized")
         }
     };
+    if let Some(f) = after {
+        let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response = error(status, &path, "An unexpected error occurred.");
+    }
     if let Ok(v) = HeaderValue::from_str(&ray()) {
         response.headers_mut().insert("cf-ray", v);
     }
@@ -243,6 +252,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         auto_stop: int("autoStopInterval", 15),
         auto_delete: int("autoDeleteInterval", -1),
         last_activity: now,
+        made_at: std::time::Instant::now(),
         stopped_at: None,
         created: now,
         updated: now,
@@ -344,11 +354,15 @@ async fn list(AxState(state): S, Query(q): Query<BTreeMap<String, String>>) -> R
         }
     };
     let start: usize = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0);
+    let lag = std::time::Duration::from_millis(
+        state.list_lag_ms.load(std::sync::atomic::Ordering::Relaxed),
+    );
     let mut all: Vec<Sandbox> = state
         .lock()
         .sandboxes
         .values()
         .filter(|s| labels.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+        .filter(|s| s.made_at.elapsed() >= lag)
         .cloned()
         .collect();
     all.sort_by(|a, b| (b.created, &b.id).cmp(&(a.created, &a.id)));

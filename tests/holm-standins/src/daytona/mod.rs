@@ -14,6 +14,10 @@
 //! [`DEACTIVATE_AFTER_SECS`] on the stand-in's clock goes `inactive`, a
 //! sandbox cannot be made from it, and only `POST /snapshots/{id}/activate`
 //! brings it back, as Daytona's snapshot manager and service do;
+//! the sandbox list is eventually consistent: a new sandbox is listed
+//! only [`Controls::list_lag_ms`](crate::Controls) after it was made (0 by
+//! default), as Daytona's list may lag; a fault may be answered after its
+//! request was handled (a create that made the sandbox and answered 503);
 //! a snapshot is built in its `regionId` (the organization's default
 //! region when none is given), and a sandbox made from it in another
 //! `target` is refused (400, "not available in region");
@@ -88,6 +92,8 @@ pub(crate) struct Sandbox {
     pub auto_stop: i64,
     pub auto_delete: i64,
     pub last_activity: u64,
+    /// When it was made, for the list's lag.
+    pub made_at: std::time::Instant,
     pub stopped_at: Option<u64>,
     pub created: u64,
     pub updated: u64,

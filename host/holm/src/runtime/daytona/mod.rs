@@ -195,6 +195,35 @@ impl Daytona {
         Sandbox { state: state_of(d.state.as_deref()), labels: d.labels, ends_at: None, id: d.id }
     }
 
+    /// Waits until the sandbox `d` is `started`; deletes it when it fails
+    /// to start.
+    async fn started(&self, d: Detail) -> VResult<Sandbox> {
+        let id = d.id.clone();
+        let started = Instant::now();
+        let mut d = d;
+        loop {
+            match d.state.as_deref() {
+                Some("started") => return Ok(self.sandbox(d)),
+                Some("error" | "build_failed") => {
+                    let reason = d.error_reason.unwrap_or_else(|| "it failed to start".into());
+                    let _ = self.delete(&id).await;
+                    return Err(VendorError::answer("daytona", "start a sandbox", reason));
+                }
+                _ if started.elapsed() > START_TIMEOUT => {
+                    let _ = self.delete(&id).await;
+                    return Err(VendorError::answer(
+                        "daytona",
+                        "start a sandbox",
+                        "it did not start in ten minutes",
+                    ));
+                }
+                _ => {}
+            }
+            tokio::time::sleep(POLL).await;
+            d = self.detail(&id).await?;
+        }
+    }
+
     async fn detail(&self, id: &str) -> VResult<Detail> {
         self.rest
             .json("read a sandbox", Retry::Idempotent, |r| {
@@ -439,29 +468,16 @@ impl Vendor for Daytona {
                 r.request(Method::POST, "/sandbox").json(&body)
             })
             .await?;
-        let id = created.id.clone();
-        let started = Instant::now();
-        let mut d = created;
-        loop {
-            match d.state.as_deref() {
-                Some("started") => return Ok(self.sandbox(d)),
-                Some("error" | "build_failed") => {
-                    let reason = d.error_reason.unwrap_or_else(|| "it failed to start".into());
-                    let _ = self.delete(&id).await;
-                    return Err(VendorError::answer("daytona", "start a sandbox", reason));
-                }
-                _ if started.elapsed() > START_TIMEOUT => {
-                    let _ = self.delete(&id).await;
-                    return Err(VendorError::answer(
-                        "daytona",
-                        "start a sandbox",
-                        "it did not start in ten minutes",
-                    ));
-                }
-                _ => {}
-            }
-            tokio::time::sleep(POLL).await;
-            d = self.detail(&id).await?;
+        self.started(created).await
+    }
+
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        // Sandboxes are named after their box, unique in the organization,
+        // and `GET /sandbox/{idOrName}` reads one at once (the list may lag).
+        match self.detail(box_id).await {
+            Ok(d) => self.started(d).await.map(Some),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

@@ -284,6 +284,14 @@ pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
         let _ = (sandbox, new);
         Ok(())
     }
+    /// The sandbox of a box by the name it was made with, for a vendor
+    /// whose sandbox names are unique and readable at once (Daytona and
+    /// Vercel name a sandbox after its box); `None` when there is none, or
+    /// the vendor has no names (the default: the list is looked in).
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        let _ = box_id;
+        Ok(None)
+    }
     /// A sandbox by id; a 404 when it is gone.
     async fn get(&self, id: &str) -> VResult<Sandbox>;
     /// The sandboxes whose `holm.runtime` label is `runtime`.

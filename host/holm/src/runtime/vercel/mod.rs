@@ -498,6 +498,15 @@ impl Vendor for Vercel {
         }
     }
 
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        // Sandboxes are named after their box, unique in the project.
+        match self.get(box_id).await {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn get(&self, id: &str) -> VResult<Sandbox> {
         let full = self.full(id).await?;
         Ok(Self::sandbox(&full.sandbox, Some(&full.session)))
