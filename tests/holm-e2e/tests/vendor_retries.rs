@@ -3,7 +3,8 @@
 //! finding 1): holm finds the sandbox by its unique name (Daytona reads a
 //! sandbox by name at once) instead of trusting the list, which does not
 //! show it yet, and making the box again, which Daytona refuses as a
-//! duplicate name.
+//! duplicate name; at E2B, which has no names, the list is looked in again
+//! for a few seconds rather than once.
 
 use std::sync::atomic::Ordering;
 
@@ -38,6 +39,39 @@ async fn a_daytona_create_answered_503_after_it_made_the_sandbox_is_found_not_ma
     assert_eq!(made.len(), 1, "one sandbox: {made:?}");
     assert_eq!(
         d.labels(&made[0]).and_then(|l| l.get("holm.box").cloned()).as_deref(),
+        Some(id.as_str())
+    );
+}
+
+/// At E2B, which has no unique names, the list is looked in again over a
+/// few seconds: a list that lags the create by a second and a half still
+/// shows the sandbox the 503 made, and no second one is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_e2b_create_answered_503_is_found_in_a_list_that_lags() {
+    if !e2e_enabled().await {
+        return;
+    }
+    holm_testkit::ensure_image().await;
+    let c = Cloud::E2b.server().await;
+    c.standin.controls().list_lag_ms.store(1500, Ordering::Relaxed);
+    let path = "/sandboxes";
+    c.standin.controls().faults.inject(Fault::new(path, 503, 1).method("POST").after_handling());
+    let id = c.new_box().await;
+    let creates: Vec<u16> = c
+        .standin
+        .controls()
+        .calls
+        .to("POST", path)
+        .into_iter()
+        .filter(|call| call.path == path)
+        .map(|call| call.status)
+        .collect();
+    assert_eq!(creates, [503], "the sandbox the 503 made was found, not made again");
+    let Standin::E2b(e) = &c.standin else { unreachable!("an E2B stand-in") };
+    let made = e.sandbox_ids();
+    assert_eq!(made.len(), 1, "one sandbox: {made:?}");
+    assert_eq!(
+        e.metadata(&made[0]).and_then(|l| l.get("holm.box").cloned()).as_deref(),
         Some(id.as_str())
     );
 }

@@ -70,7 +70,7 @@ impl Fault {
     }
 
     /// After the request was handled (where a stand-in supports it:
-    /// Daytona's).
+    /// Daytona's and E2B's).
     #[must_use]
     pub fn after_handling(mut self) -> Self {
         self.after_handling = true;
@@ -183,7 +183,7 @@ pub struct Controls {
     pub calls: Calls,
     /// How long a new sandbox stays out of the list, in milliseconds (an
     /// eventually consistent list; where a stand-in supports it:
-    /// Daytona's). 0: listed at once.
+    /// Daytona's and E2B's `/v2/sandboxes`). 0: listed at once.
     pub list_lag_ms: Arc<AtomicU64>,
 }
 
