@@ -75,3 +75,30 @@ async fn an_e2b_create_answered_503_is_found_in_a_list_that_lags() {
         Some(id.as_str())
     );
 }
+
+/// At Vercel, whose sandbox names are unique in a project, as at Daytona:
+/// the sandbox is read by its name, not looked for in a lagging list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vercel_create_answered_503_after_it_made_the_sandbox_is_read_by_name() {
+    if !e2e_enabled().await {
+        return;
+    }
+    holm_testkit::ensure_image().await;
+    let c = Cloud::Vercel.server().await;
+    c.standin.controls().list_lag_ms.store(600_000, Ordering::Relaxed);
+    let path = "/api/v3/sandboxes";
+    c.standin.controls().faults.inject(Fault::new(path, 503, 1).method("POST").after_handling());
+    let id = c.new_box().await;
+    let creates: Vec<u16> = c
+        .standin
+        .controls()
+        .calls
+        .to("POST", path)
+        .into_iter()
+        .filter(|call| call.path == path)
+        .map(|call| call.status)
+        .collect();
+    assert_eq!(creates, [503], "the sandbox the 503 made was found, not made again");
+    let Standin::Vercel(v) = &c.standin else { unreachable!("a Vercel stand-in") };
+    assert_eq!(v.sandbox_names(), [id.clone()], "one sandbox, named after the box");
+}

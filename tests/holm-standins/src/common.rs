@@ -70,7 +70,7 @@ impl Fault {
     }
 
     /// After the request was handled (where a stand-in supports it:
-    /// Daytona's and E2B's).
+    /// Daytona's, E2B's and Vercel's).
     #[must_use]
     pub fn after_handling(mut self) -> Self {
         self.after_handling = true;
@@ -95,11 +95,23 @@ impl Faults {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(fault);
     }
 
-    /// The failure for this request, if one waits for it.
+    /// The failure answered instead of handling this request, if one
+    /// waits for it.
     pub fn take(&self, method: &str, path: &str) -> Option<Fault> {
+        self.take_when(method, path, false)
+    }
+
+    /// The failure answered after this request was handled
+    /// ([`Fault::after_handling`]), if one waits for it.
+    pub fn take_after(&self, method: &str, path: &str) -> Option<Fault> {
+        self.take_when(method, path, true)
+    }
+
+    fn take_when(&self, method: &str, path: &str, after: bool) -> Option<Fault> {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let i = all.iter().position(|f| {
             f.times > 0
+                && f.after_handling == after
                 && path.starts_with(&f.path_prefix)
                 && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
         })?;
@@ -183,7 +195,7 @@ pub struct Controls {
     pub calls: Calls,
     /// How long a new sandbox stays out of the list, in milliseconds (an
     /// eventually consistent list; where a stand-in supports it:
-    /// Daytona's and E2B's `/v2/sandboxes`). 0: listed at once.
+    /// Daytona's, E2B's `/v2/sandboxes` and Vercel's). 0: listed at once.
     pub list_lag_ms: Arc<AtomicU64>,
 }
 

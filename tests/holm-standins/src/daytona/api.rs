@@ -92,12 +92,8 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("json"));
-    let fault = state.faults.take(&method, &path);
-    let (fault, after) = match fault {
-        Some(f) if f.after_handling => (None, Some(f)),
-        f => (f, None),
-    };
-    let mut response = if let Some(f) = fault {
+    let after = state.faults.take_after(&method, &path);
+    let mut response = if let Some(f) = state.faults.take(&method, &path) {
         let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = if f.status == 429 {
             "ThrottlerException: Too Many Requests"

@@ -68,11 +68,8 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
-    let (fault, after) = match state.faults.take(&method, &path) {
-        Some(f) if f.after_handling => (None, Some(f)),
-        f => (f, None),
-    };
-    let mut response = if let Some(f) = fault {
+    let after = state.faults.take_after(&method, &path);
+    let mut response = if let Some(f) = state.faults.take(&method, &path) {
         let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = match f.status {
             429 => "Rate limit exceeded".to_owned(),

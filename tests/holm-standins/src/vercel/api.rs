@@ -120,7 +120,12 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     let id = format!("iad1::{}-{}", random_id(5), random_id(12));
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
+    let after = state.faults.take_after(&method, &path);
     let mut response = admit(&state, req, next).await;
+    if let Some(f) = after {
+        let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response = error(status, "internal_server_error", "An unexpected error occurred");
+    }
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-vercel-id", v);
     }
@@ -399,6 +404,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             session: sid.clone(),
             created_ms: now,
             updated_ms: now,
+            made_at: std::time::Instant::now(),
         };
         inner.sessions.insert(sid.clone(), new_session(&sandbox, &sid, now));
         inner.sandboxes.insert(name.clone(), sandbox);
@@ -554,11 +560,15 @@ async fn list(AxState(state): S, RawQuery(raw): RawQuery) -> Response {
         Some(Err(_)) => return bad_request("cursor is not one this API gave"),
     };
     let prefix = get("namePrefix").unwrap_or_default();
+    let lag = std::time::Duration::from_millis(
+        state.list_lag_ms.load(std::sync::atomic::Ordering::Relaxed),
+    );
     let inner = state.lock();
     let all: Vec<Value> = inner
         .sandboxes
         .values()
         .filter(|s| s.name.starts_with(&prefix))
+        .filter(|s| s.made_at.elapsed() >= lag)
         .filter(|s| wanted.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
         .map(|s| sandbox_json(s, inner.sessions.get(&s.session)))
         .collect();

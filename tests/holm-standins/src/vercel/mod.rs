@@ -31,7 +31,9 @@
 //! lacks it. Each sandbox is a container whose first process waits, as
 //! Vercel's own init does; commands run as the image's user, or root with
 //! `sudo` in the managed image, and through the image's own `sudo` in an
-//! image of the user's (which fails where the image has none).
+//! image of the user's (which fails where the image has none). The list
+//! may lag a create by [`Controls::list_lag_ms`](crate::Controls), and a
+//! fault may be answered after its request was handled.
 
 mod api;
 mod ops;
@@ -95,6 +97,8 @@ pub(crate) struct Sandbox {
     pub session: String,
     pub created_ms: u64,
     pub updated_ms: u64,
+    /// When it was made, for the list's lag.
+    pub made_at: std::time::Instant,
 }
 
 /// A tag pushed to the registry.
