@@ -100,5 +100,5 @@ async fn a_vercel_create_answered_503_after_it_made_the_sandbox_is_read_by_name(
         .collect();
     assert_eq!(creates, [503], "the sandbox the 503 made was found, not made again");
     let Standin::Vercel(v) = &c.standin else { unreachable!("a Vercel stand-in") };
-    assert_eq!(v.sandbox_names(), [id.clone()], "one sandbox, named after the box");
+    assert_eq!(v.sandbox_names(), [id], "one sandbox, named after the box");
 }
