@@ -99,6 +99,9 @@ pub struct Extra {
     /// When the box ends, for a runtime that ends machines itself (default:
     /// the box's lifetime from now).
     pub deadline: Option<std::time::SystemTime>,
+    /// When the box's lifetime ends, ignoring its idle timeout (default:
+    /// the box's lifetime from now).
+    pub expires_at: Option<std::time::SystemTime>,
 }
 
 /// [`launch`], with labels and an image of the caller's.
@@ -148,6 +151,10 @@ pub async fn launch_with(
             let secs =
                 spec.idle_timeout_secs.map_or(spec.lifetime_secs, |i| i.min(spec.lifetime_secs));
             std::time::SystemTime::now() + std::time::Duration::from_secs(secs)
+        })),
+        idle_timeout_secs: spec.idle_timeout_secs,
+        expires_at: Some(extra.expires_at.unwrap_or_else(|| {
+            std::time::SystemTime::now() + std::time::Duration::from_secs(spec.lifetime_secs)
         })),
     };
     debug_assert!(spec.display == Profile::X11 || runtime.can().wayland);

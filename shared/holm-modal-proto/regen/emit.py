@@ -4,8 +4,10 @@ not the .proto files): every message reachable from the listed methods, with
 all its fields, numbers and enums.
 
 Run with the vendors' venv (which has the pinned modal):
-  python regen/emit.py API_METHODS TCR_METHODS "" proto/modal_proto
-with the method lists in regen/methods.txt."""
+  python regen/emit.py API_METHODS TCR_METHODS CUT proto/modal_proto
+with the method lists and the cut message types (fields of those types are
+left out: google.protobuf.Timestamp, which holm never reads) in the three
+lines of regen/methods.txt."""
 import sys
 from google.protobuf import descriptor as d
 from modal_proto import api_pb2, task_command_router_pb2 as tcr

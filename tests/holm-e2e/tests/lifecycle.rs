@@ -87,6 +87,8 @@ async fn a_leftover_container_of_the_same_box_is_replaced() {
         pids_limit: None,
         profile: None,
         deadline: None,
+        idle_timeout_secs: None,
+        expires_at: None,
     };
     let first = docker.create(&spec).await.expect("first create");
     let second = docker.create(&spec).await.expect("the same box again");

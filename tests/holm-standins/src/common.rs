@@ -43,19 +43,37 @@ pub struct Fault {
     pub retry_after: Option<u64>,
     /// How many matching requests get it.
     pub times: u32,
+    /// Whether the request is handled first (its work done) and the status
+    /// answered instead of its result, as a gateway that timed out answers.
+    pub after_handling: bool,
 }
 
 impl Fault {
     /// `status` for the next `times` requests to paths starting with
     /// `prefix`, with any method.
     pub fn new(prefix: &str, status: u16, times: u32) -> Self {
-        Self { method: None, path_prefix: prefix.to_owned(), status, retry_after: None, times }
+        Self {
+            method: None,
+            path_prefix: prefix.to_owned(),
+            status,
+            retry_after: None,
+            times,
+            after_handling: false,
+        }
     }
 
     /// Only for `method`.
     #[must_use]
     pub fn method(mut self, method: &str) -> Self {
         self.method = Some(method.to_owned());
+        self
+    }
+
+    /// After the request was handled (where a stand-in supports it:
+    /// Daytona's, E2B's and Vercel's).
+    #[must_use]
+    pub fn after_handling(mut self) -> Self {
+        self.after_handling = true;
         self
     }
 
@@ -77,11 +95,23 @@ impl Faults {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(fault);
     }
 
-    /// The failure for this request, if one waits for it.
+    /// The failure answered instead of handling this request, if one
+    /// waits for it.
     pub fn take(&self, method: &str, path: &str) -> Option<Fault> {
+        self.take_when(method, path, false)
+    }
+
+    /// The failure answered after this request was handled
+    /// ([`Fault::after_handling`]), if one waits for it.
+    pub fn take_after(&self, method: &str, path: &str) -> Option<Fault> {
+        self.take_when(method, path, true)
+    }
+
+    fn take_when(&self, method: &str, path: &str, after: bool) -> Option<Fault> {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let i = all.iter().position(|f| {
             f.times > 0
+                && f.after_handling == after
                 && path.starts_with(&f.path_prefix)
                 && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
         })?;
@@ -163,6 +193,10 @@ pub struct Controls {
     pub faults: Faults,
     /// The API calls it answered.
     pub calls: Calls,
+    /// How long a new sandbox stays out of the list, in milliseconds (an
+    /// eventually consistent list; where a stand-in supports it:
+    /// Daytona's, E2B's `/v2/sandboxes` and Vercel's). 0: listed at once.
+    pub list_lag_ms: Arc<AtomicU64>,
 }
 
 impl Controls {
@@ -178,6 +212,7 @@ impl Controls {
             clock: Clock::default(),
             faults: Faults::default(),
             calls: Calls::default(),
+            list_lag_ms: Arc::default(),
         }
     }
 }

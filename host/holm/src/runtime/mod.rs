@@ -120,7 +120,16 @@ pub struct MachineSpec {
     /// When the box ends: a runtime that ends machines itself (a cloud
     /// vendor's timeout) makes the machine with this deadline, so no server
     /// has to be up to end it. `None`: the runtime's default lifetime.
+    /// With an idle timeout it is the earlier of the lifetime's end and the
+    /// idle timeout from now.
     pub deadline: Option<SystemTime>,
+    /// The box's idle timeout, for a runtime whose vendor ends an idle
+    /// machine itself but cannot move a deadline (Modal's
+    /// `idle_timeout_secs`); `None`: none.
+    pub idle_timeout_secs: Option<u64>,
+    /// The end of the box's lifetime, ignoring the idle timeout: such a
+    /// runtime's hard deadline. `None`: [`MachineSpec::deadline`].
+    pub expires_at: Option<SystemTime>,
 }
 
 impl fmt::Debug for MachineSpec {

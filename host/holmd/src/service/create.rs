@@ -220,6 +220,7 @@ impl Service {
             image: None,
             created: Some(UNIX_EPOCH + Duration::from_secs(record.created_at)),
             deadline: Some(UNIX_EPOCH + Duration::from_secs(record.deadline().0)),
+            expires_at: Some(UNIX_EPOCH + Duration::from_secs(record.expires_at)),
         };
         entry.progress.restart();
         if let Some(from) = &record.forked_from {

@@ -78,6 +78,49 @@ pub struct BaseImage {
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct BlobCreateRequest {
+    #[prost(string, tag = "1")]
+    pub content_md5: ::prost::alloc::string::String,
+    #[prost(string, tag = "2")]
+    pub content_sha256_base64: ::prost::alloc::string::String,
+    #[prost(int64, tag = "3")]
+    pub content_length: i64,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct BlobCreateResponse {
+    #[prost(string, tag = "2")]
+    pub blob_id: ::prost::alloc::string::String,
+    #[prost(string, repeated, tag = "4")]
+    pub blob_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(oneof = "blob_create_response::UploadTypeOneof", tags = "1, 3")]
+    pub upload_type_oneof: ::core::option::Option<blob_create_response::UploadTypeOneof>,
+    #[prost(oneof = "blob_create_response::UploadTypesOneof", tags = "5, 6")]
+    pub upload_types_oneof: ::core::option::Option<
+        blob_create_response::UploadTypesOneof,
+    >,
+}
+/// Nested message and enum types in `BlobCreateResponse`.
+pub mod blob_create_response {
+    #[allow(clippy::all)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum UploadTypeOneof {
+        #[prost(string, tag = "1")]
+        UploadUrl(::prost::alloc::string::String),
+        #[prost(message, tag = "3")]
+        Multipart(super::MultiPartUpload),
+    }
+    #[allow(clippy::all)]
+    #[derive(Clone, PartialEq, ::prost::Oneof)]
+    pub enum UploadTypesOneof {
+        #[prost(message, tag = "5")]
+        UploadUrls(super::UploadUrlList),
+        #[prost(message, tag = "6")]
+        Multiparts(super::MultiPartUploadList),
+    }
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct BuildFunction {
     #[prost(string, tag = "1")]
     pub definition: ::prost::alloc::string::String,
@@ -559,6 +602,89 @@ pub struct ImageRegistryConfig {
     pub registry_auth_type: i32,
     #[prost(string, tag = "2")]
     pub secret_id: ::prost::alloc::string::String,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountFile {
+    #[prost(string, tag = "1")]
+    pub filename: ::prost::alloc::string::String,
+    #[prost(string, tag = "3")]
+    pub sha256_hex: ::prost::alloc::string::String,
+    #[prost(uint64, optional, tag = "4")]
+    pub size: ::core::option::Option<u64>,
+    #[prost(uint32, optional, tag = "5")]
+    pub mode: ::core::option::Option<u32>,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct MountGetOrCreateRequest {
+    #[prost(string, tag = "1")]
+    pub deployment_name: ::prost::alloc::string::String,
+    #[prost(enumeration = "DeploymentNamespace", tag = "2")]
+    pub namespace: i32,
+    #[prost(string, tag = "3")]
+    pub environment_name: ::prost::alloc::string::String,
+    #[prost(enumeration = "ObjectCreationType", tag = "4")]
+    pub object_creation_type: i32,
+    #[prost(message, repeated, tag = "5")]
+    pub files: ::prost::alloc::vec::Vec<MountFile>,
+    #[prost(string, tag = "6")]
+    pub app_id: ::prost::alloc::string::String,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountGetOrCreateResponse {
+    #[prost(string, tag = "1")]
+    pub mount_id: ::prost::alloc::string::String,
+    #[prost(message, optional, tag = "2")]
+    pub handle_metadata: ::core::option::Option<MountHandleMetadata>,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountHandleMetadata {
+    #[prost(string, tag = "1")]
+    pub content_checksum_sha256_hex: ::prost::alloc::string::String,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountPutFileRequest {
+    #[prost(string, tag = "2")]
+    pub sha256_hex: ::prost::alloc::string::String,
+    #[prost(oneof = "mount_put_file_request::DataOneof", tags = "3, 5")]
+    pub data_oneof: ::core::option::Option<mount_put_file_request::DataOneof>,
+}
+/// Nested message and enum types in `MountPutFileRequest`.
+pub mod mount_put_file_request {
+    #[allow(clippy::all)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    pub enum DataOneof {
+        #[prost(bytes, tag = "3")]
+        Data(::prost::alloc::vec::Vec<u8>),
+        #[prost(string, tag = "5")]
+        DataBlobId(::prost::alloc::string::String),
+    }
+}
+#[allow(clippy::all)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountPutFileResponse {
+    #[prost(bool, tag = "2")]
+    pub exists: bool,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MultiPartUpload {
+    #[prost(int64, tag = "1")]
+    pub part_length: i64,
+    #[prost(string, repeated, tag = "2")]
+    pub upload_urls: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, tag = "3")]
+    pub completion_url: ::prost::alloc::string::String,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct MultiPartUploadList {
+    #[prost(message, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<MultiPartUpload>,
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -1484,6 +1610,12 @@ pub struct TunnelData {
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct UploadUrlList {
+    #[prost(string, repeated, tag = "1")]
+    pub items: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct VolumeMount {
     #[prost(string, tag = "1")]
     pub volume_id: ::prost::alloc::string::String,
@@ -2204,6 +2336,30 @@ pub mod modal_client_client {
                 .insert(GrpcMethod::new("modal.client.ModalClient", "AuthTokenGet"));
             self.inner.unary(req, path, codec).await
         }
+        pub async fn blob_create(
+            &mut self,
+            request: impl tonic::IntoRequest<super::BlobCreateRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::BlobCreateResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/modal.client.ModalClient/BlobCreate",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("modal.client.ModalClient", "BlobCreate"));
+            self.inner.unary(req, path, codec).await
+        }
         pub async fn client_hello(
             &mut self,
             request: impl tonic::IntoRequest<()>,
@@ -2303,6 +2459,54 @@ pub mod modal_client_client {
                     GrpcMethod::new("modal.client.ModalClient", "ImageJoinStreaming"),
                 );
             self.inner.server_streaming(req, path, codec).await
+        }
+        pub async fn mount_get_or_create(
+            &mut self,
+            request: impl tonic::IntoRequest<super::MountGetOrCreateRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountGetOrCreateResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/modal.client.ModalClient/MountGetOrCreate",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("modal.client.ModalClient", "MountGetOrCreate"));
+            self.inner.unary(req, path, codec).await
+        }
+        pub async fn mount_put_file(
+            &mut self,
+            request: impl tonic::IntoRequest<super::MountPutFileRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountPutFileResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/modal.client.ModalClient/MountPutFile",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(GrpcMethod::new("modal.client.ModalClient", "MountPutFile"));
+            self.inner.unary(req, path, codec).await
         }
         pub async fn sandbox_create(
             &mut self,
@@ -2761,6 +2965,13 @@ pub mod modal_client_server {
             tonic::Response<super::AuthTokenGetResponse>,
             tonic::Status,
         >;
+        async fn blob_create(
+            &self,
+            request: tonic::Request<super::BlobCreateRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::BlobCreateResponse>,
+            tonic::Status,
+        >;
         async fn client_hello(
             &self,
             request: tonic::Request<()>,
@@ -2796,6 +3007,20 @@ pub mod modal_client_server {
             request: tonic::Request<super::ImageJoinStreamingRequest>,
         ) -> std::result::Result<
             tonic::Response<Self::ImageJoinStreamingStream>,
+            tonic::Status,
+        >;
+        async fn mount_get_or_create(
+            &self,
+            request: tonic::Request<super::MountGetOrCreateRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountGetOrCreateResponse>,
+            tonic::Status,
+        >;
+        async fn mount_put_file(
+            &self,
+            request: tonic::Request<super::MountPutFileRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountPutFileResponse>,
             tonic::Status,
         >;
         async fn sandbox_create(
@@ -3084,6 +3309,51 @@ pub mod modal_client_server {
                     };
                     Box::pin(fut)
                 }
+                "/modal.client.ModalClient/BlobCreate" => {
+                    #[allow(non_camel_case_types)]
+                    struct BlobCreateSvc<T: ModalClient>(pub Arc<T>);
+                    impl<
+                        T: ModalClient,
+                    > tonic::server::UnaryService<super::BlobCreateRequest>
+                    for BlobCreateSvc<T> {
+                        type Response = super::BlobCreateResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::BlobCreateRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ModalClient>::blob_create(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = BlobCreateSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
                 "/modal.client.ModalClient/ClientHello" => {
                     #[allow(non_camel_case_types)]
                     struct ClientHelloSvc<T: ModalClient>(pub Arc<T>);
@@ -3263,6 +3533,97 @@ pub mod modal_client_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.server_streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/modal.client.ModalClient/MountGetOrCreate" => {
+                    #[allow(non_camel_case_types)]
+                    struct MountGetOrCreateSvc<T: ModalClient>(pub Arc<T>);
+                    impl<
+                        T: ModalClient,
+                    > tonic::server::UnaryService<super::MountGetOrCreateRequest>
+                    for MountGetOrCreateSvc<T> {
+                        type Response = super::MountGetOrCreateResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::MountGetOrCreateRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ModalClient>::mount_get_or_create(&inner, request)
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = MountGetOrCreateSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/modal.client.ModalClient/MountPutFile" => {
+                    #[allow(non_camel_case_types)]
+                    struct MountPutFileSvc<T: ModalClient>(pub Arc<T>);
+                    impl<
+                        T: ModalClient,
+                    > tonic::server::UnaryService<super::MountPutFileRequest>
+                    for MountPutFileSvc<T> {
+                        type Response = super::MountPutFileResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::MountPutFileRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ModalClient>::mount_put_file(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = MountPutFileSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

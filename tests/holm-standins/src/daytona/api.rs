@@ -49,6 +49,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
     let api = Router::new()
         .route("/snapshots", post(snapshots::create_snapshot))
         .route("/snapshots/{id}", get(snapshots::get_snapshot).delete(snapshots::delete_snapshot))
+        .route("/snapshots/{id}/activate", post(snapshots::activate_snapshot))
         .route("/sandbox", post(create).get(list))
         .route("/sandbox/{id}", get(detail).delete(destroy))
         .route("/sandbox/{id}/start", post(start))
@@ -91,6 +92,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("json"));
+    let after = state.faults.take_after(&method, &path);
     let mut response = if let Some(f) = state.faults.take(&method, &path) {
         let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = if f.status == 429 {
@@ -118,6 +120,10 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
             error(StatusCode::UNAUTHORIZED, &path, "Unauthorized")
         }
     };
+    if let Some(f) = after {
+        let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response = error(status, &path, "An unexpected error occurred.");
+    }
     if let Ok(v) = HeaderValue::from_str(&ray()) {
         response.headers_mut().insert("cf-ray", v);
     }
@@ -136,7 +142,7 @@ fn sandbox_dto(s: &Sandbox, state: &State) -> Value {
         "labels": s.labels,
         "public": s.public,
         "networkBlockAll": false,
-        "target": "us",
+        "target": s.target,
         "cpu": s.cpu,
         "gpu": 0,
         "memory": s.memory,
@@ -201,6 +207,16 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             format!("Snapshot {snapshot_name} is {}", snapshot.state),
         );
     }
+    let target =
+        body.get("target").and_then(Value::as_str).unwrap_or(super::DEFAULT_REGION).to_owned();
+    if snapshot.id != "default" && snapshot.region != target {
+        return error(
+            StatusCode::BAD_REQUEST,
+            path,
+            format!("Snapshot {snapshot_name} is not available in region {target}"),
+        );
+    }
+    snapshots::used(&state, &snapshot.id);
     let id = format!("{}-{}-{}-{}", random_id(8), random_id(4), random_id(4), random_id(12));
     let name = body.get("name").and_then(Value::as_str).unwrap_or(&id).to_owned();
     if state.find(&name).is_some() {
@@ -232,6 +248,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         auto_stop: int("autoStopInterval", 15),
         auto_delete: int("autoDeleteInterval", -1),
         last_activity: now,
+        made_at: std::time::Instant::now(),
         stopped_at: None,
         created: now,
         updated: now,
@@ -241,6 +258,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         disk: snapshot.disk,
         error: None,
         previews: Default::default(),
+        target,
     };
     let dto = sandbox_dto(&sandbox, &state);
     state.lock().sandboxes.insert(id.clone(), sandbox);
@@ -332,11 +350,15 @@ async fn list(AxState(state): S, Query(q): Query<BTreeMap<String, String>>) -> R
         }
     };
     let start: usize = q.get("cursor").and_then(|c| c.parse().ok()).unwrap_or(0);
+    let lag = std::time::Duration::from_millis(
+        state.list_lag_ms.load(std::sync::atomic::Ordering::Relaxed),
+    );
     let mut all: Vec<Sandbox> = state
         .lock()
         .sandboxes
         .values()
         .filter(|s| labels.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+        .filter(|s| s.made_at.elapsed() >= lag)
         .cloned()
         .collect();
     all.sort_by(|a, b| (b.created, &b.id).cmp(&(a.created, &a.id)));

@@ -10,7 +10,18 @@
 //! browsers without `X-Daytona-Skip-Preview-Warning`), its toolbox's
 //! swagger, and its Python SDK 0.190.0: `Authorization: Bearer <key>`;
 //! JSON bodies of at most 100 KB (Express's default, which Daytona keeps;
-//! 413 otherwise); snapshots `pending` → `building` → `active` or
+//! 413 otherwise); a snapshot (not the general one) unused for
+//! [`DEACTIVATE_AFTER_SECS`] on the stand-in's clock goes `inactive`, a
+//! sandbox cannot be made from it, and only `POST /snapshots/{id}/activate`
+//! brings it back, as Daytona's snapshot manager and service do;
+//! the sandbox list is eventually consistent: a new sandbox is listed
+//! only [`Controls::list_lag_ms`](crate::Controls) after it was made (0 by
+//! default), as Daytona's list may lag; a fault may be answered after its
+//! request was handled (a create that made the sandbox and answered 503);
+//! a snapshot is built in its `regionId` (the organization's default
+//! region when none is given), and a sandbox made from it in another
+//! `target` is refused (400, "not available in region");
+//! snapshots `pending` → `building` → `active` or
 //! `build_failed` with `errorReason`; sandboxes `creating` → `started`,
 //! stopped after `autoStopInterval` minutes without activity (API, toolbox
 //! or preview traffic) and deleted `autoDeleteInterval` minutes after (0:
@@ -39,6 +50,12 @@ use crate::engine::Engine;
 pub const PORTS: &[u16] = &[8765, 9223, 6080];
 /// The snapshot a sandbox gets when it names none.
 pub const DEFAULT_SNAPSHOT: &str = "daytona-small";
+/// The organization's default region.
+pub const DEFAULT_REGION: &str = "us";
+/// Daytona's default time unused after which a snapshot that is not
+/// general goes `inactive` (`snapshot_deactivation_timeout_minutes`: 14
+/// days, `snapshot.manager.ts`).
+pub const DEACTIVATE_AFTER_SECS: u64 = 14 * 24 * 3600;
 /// The most bytes of a JSON body the API reads (Express's default `100kb`).
 pub const BODY_LIMIT: usize = 100 * 1024;
 
@@ -54,6 +71,11 @@ pub(crate) struct Snapshot {
     pub disk: u64,
     pub created: u64,
     pub updated: u64,
+    /// When a sandbox was last made from it (or it was made or activated).
+    pub last_used: u64,
+    /// The region it was built in (`regionId`; the organization's default,
+    /// [`DEFAULT_REGION`], when none was given).
+    pub region: String,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +92,8 @@ pub(crate) struct Sandbox {
     pub auto_stop: i64,
     pub auto_delete: i64,
     pub last_activity: u64,
+    /// When it was made, for the list's lag.
+    pub made_at: std::time::Instant,
     pub stopped_at: Option<u64>,
     pub created: u64,
     pub updated: u64,
@@ -80,6 +104,8 @@ pub(crate) struct Sandbox {
     pub error: Option<String>,
     /// The loopback address of each previewed port.
     pub previews: HashMap<u16, SocketAddr>,
+    /// The region it runs in (`target`).
+    pub target: String,
 }
 
 #[derive(Debug, Default)]
@@ -96,6 +122,9 @@ pub(crate) struct State {
     pub controls: Controls,
     pub base: String,
     pub organization: String,
+    /// Seconds unused after which a snapshot goes `inactive` (Daytona's
+    /// `snapshot_deactivation_timeout_minutes`, 14 days by default).
+    pub deactivate_after: std::sync::atomic::AtomicU64,
     pub inner: Mutex<Inner>,
     pub tasks: crate::common::Tasks,
 }
@@ -145,6 +174,7 @@ impl DaytonaStandin {
             controls: controls.clone(),
             base: base.clone(),
             organization: format!("{}-{}", random_id(8), random_id(12)),
+            deactivate_after: std::sync::atomic::AtomicU64::new(DEACTIVATE_AFTER_SECS),
             inner: Mutex::default(),
             tasks: crate::common::Tasks::default(),
         });
@@ -185,6 +215,16 @@ impl DaytonaStandin {
     /// The names of the snapshots.
     pub fn snapshot_names(&self) -> Vec<String> {
         self.state.lock().snapshots.values().map(|s| s.name.clone()).collect()
+    }
+
+    /// A snapshot's state, by id or name.
+    pub fn snapshot_state(&self, id_or_name: &str) -> Option<String> {
+        snapshots::find_snapshot(&self.state, id_or_name).map(|s| s.state)
+    }
+
+    /// Sets how long a snapshot may go unused before it is `inactive`.
+    pub fn set_snapshot_deactivation(&self, secs: u64) {
+        self.state.deactivate_after.store(secs, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The sandboxes destroyed so far.

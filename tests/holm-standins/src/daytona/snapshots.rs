@@ -32,6 +32,8 @@ pub(crate) fn seed_default_snapshot(state: &State) {
             disk: 3,
             created: now,
             updated: now,
+            last_used: now,
+            region: super::DEFAULT_REGION.into(),
         },
     );
 }
@@ -54,10 +56,25 @@ fn snapshot_dto(s: &Snapshot, org: &str) -> Value {
         "createdAt": Clock::rfc3339(s.created),
         "updatedAt": Clock::rfc3339(s.updated),
         "lastUsedAt": Value::Null,
+        "regionIds": [s.region],
     })
 }
 
+/// Turns snapshots unused for the deactivation time `inactive`, as
+/// Daytona's snapshot manager does (general snapshots stay active).
+fn deactivate_unused(state: &State) {
+    let now = state.clock.now();
+    let after = state.deactivate_after.load(std::sync::atomic::Ordering::Relaxed);
+    for s in state.lock().snapshots.values_mut() {
+        if s.id != "default" && s.state == "active" && now.saturating_sub(s.last_used) >= after {
+            s.state = "inactive".into();
+            s.updated = now;
+        }
+    }
+}
+
 pub(super) fn find_snapshot(state: &State, id_or_name: &str) -> Option<Snapshot> {
+    deactivate_unused(state);
     let inner = state.lock();
     inner
         .snapshots
@@ -123,6 +140,12 @@ pub(super) async fn create_snapshot(AxState(state): S, body: Bytes) -> Response 
         disk,
         created: now,
         updated: now,
+        last_used: now,
+        region: body
+            .get("regionId")
+            .and_then(Value::as_str)
+            .unwrap_or(super::DEFAULT_REGION)
+            .to_owned(),
     };
     let dto = snapshot_dto(&snapshot, &state.organization);
     let id = snapshot.id.clone();
@@ -180,6 +203,41 @@ pub(super) async fn get_snapshot(AxState(state): S, Path(id): Path<String>) -> R
     match find_snapshot(&state, &id) {
         Some(s) => axum::Json(snapshot_dto(&s, &state.organization)).into_response(),
         None => not_found("Snapshot", &id),
+    }
+}
+
+/// `POST /snapshots/{id}/activate`: an inactive snapshot is active again
+/// (Daytona sets the state and answers the snapshot; an active one is
+/// answered as it is). The stand-in refuses any other state.
+pub(super) async fn activate_snapshot(AxState(state): S, Path(id): Path<String>) -> Response {
+    let Some(s) = find_snapshot(&state, &id) else { return not_found("Snapshot", &id) };
+    let now = state.clock.now();
+    match s.state.as_str() {
+        "active" => {}
+        "inactive" => {
+            if let Some(x) = state.lock().snapshots.get_mut(&s.id) {
+                x.state = "active".into();
+                x.updated = now;
+                x.last_used = now;
+            }
+        }
+        other => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("/api/snapshots/{id}/activate"),
+                format!("Snapshot {} is {other}, not inactive", s.name),
+            );
+        }
+    }
+    let s = find_snapshot(&state, &id).unwrap_or(s);
+    axum::Json(snapshot_dto(&s, &state.organization)).into_response()
+}
+
+/// Marks a snapshot used now (a sandbox was made from it).
+pub(super) fn used(state: &State, id: &str) {
+    let now = state.clock.now();
+    if let Some(s) = state.lock().snapshots.get_mut(id) {
+        s.last_used = now;
     }
 }
 

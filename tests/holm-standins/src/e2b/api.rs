@@ -68,6 +68,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
+    let after = state.faults.take_after(&method, &path);
     let mut response = if let Some(f) = state.faults.take(&method, &path) {
         let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = match f.status {
@@ -93,6 +94,10 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
             )
         }
     };
+    if let Some(f) = after {
+        let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response = error(status, "Internal server error");
+    }
     if let Ok(v) = HeaderValue::from_str(&ray()) {
         response.headers_mut().insert("cf-ray", v);
     }
@@ -256,6 +261,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         traffic_token: (!public).then(token),
         cpu: build.cpu,
         memory_mb: build.memory_mb,
+        made_at: std::time::Instant::now(),
     };
     let answer = created(&sandbox);
     let mut inner = state.lock();
@@ -328,10 +334,14 @@ async fn list(AxState(state): S, Query(q): Query<BTreeMap<String, String>>) -> R
             Err(_) => return error(StatusCode::BAD_REQUEST, "invalid next token"),
         },
     };
+    let lag = std::time::Duration::from_millis(
+        state.list_lag_ms.load(std::sync::atomic::Ordering::Relaxed),
+    );
     let inner = state.lock();
     let mut all: Vec<&Sandbox> = inner
         .sandboxes
         .values()
+        .filter(|s| s.made_at.elapsed() >= lag)
         .filter(|s| states.iter().any(|st| (st == "paused") == s.paused))
         .filter(|s| filter.iter().all(|(k, v)| s.metadata.get(k) == Some(v)))
         .collect();

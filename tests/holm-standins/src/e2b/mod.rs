@@ -18,7 +18,9 @@
 //!
 //! Each template build is a Docker build of the steps; each sandbox a
 //! container whose first process waits (envd is E2B's first process; the
-//! template's entrypoint is not run), its ports on loopback.
+//! template's entrypoint is not run), its ports on loopback. The list
+//! (`/v2/sandboxes`) may lag a create by [`Controls::list_lag_ms`](crate::Controls),
+//! and a fault may be answered after its request was handled.
 
 mod api;
 mod proxy;
@@ -104,6 +106,8 @@ pub(crate) struct Sandbox {
     pub traffic_token: Option<String>,
     pub cpu: u64,
     pub memory_mb: u64,
+    /// When it was made, for the list's lag.
+    pub made_at: std::time::Instant,
 }
 
 #[derive(Debug, Default)]

@@ -70,7 +70,11 @@ impl Api {
         let path = format!("/modal.client.ModalClient/{rpc}");
         let m = r.metadata();
         let get = |k: &str| m.get(k).and_then(|v| v.to_str().ok()).unwrap_or_default();
-        let refused = if get("x-modal-token-id") != self.0.token_id
+        let refused = if get("x-modal-client-type") == "7" {
+            Some(Status::failed_precondition(
+                "client type 7 (CLIENT_TYPE_LIBMODAL) is obsolete: update the client",
+            ))
+        } else if get("x-modal-token-id") != self.0.token_id
             || !self.0.keys.accepts(get("x-modal-token-secret"))
         {
             Some(Status::unauthenticated("Token missing or invalid. Run `modal token new`."))
@@ -122,7 +126,11 @@ impl Api {
         let tags: BTreeMap<String, String> =
             m.tags.into_iter().map(|t| (t.tag_name, t.tag_value)).collect();
         let resources = d.resources.unwrap_or_default();
-        let env = d.environment_variables.map(|e| e.contents).unwrap_or_default();
+        // Only Secrets: Modal's clients never set `environment_variables`.
+        let env = super::blobs::environment(&self.0, &d.secret_ids)?;
+        if d.environment_variables.is_some_and(|e| !e.contents.is_empty()) {
+            tracing::warn!("the Modal stand-in does not read environment_variables");
+        }
         let entrypoint = if d.entrypoint_args.is_empty() {
             vec!["sleep".to_owned(), "infinity".to_owned()]
         } else {
@@ -132,7 +140,7 @@ impl Api {
             name: format!("holm-standin-modal-{}", id.to_lowercase()),
             image: tag,
             entrypoint: Some(entrypoint),
-            env: env.into_iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             ports: ports.clone(),
             memory_mib: (resources.memory_mb > 0).then_some(u64::from(resources.memory_mb)),
             cpus: (resources.milli_cpu > 0).then(|| u64::from(resources.milli_cpu.div_ceil(1000))),
@@ -150,6 +158,8 @@ impl Api {
                 tunnels: BTreeMap::new(),
                 created_at: now,
                 ends_at: self.0.clock.now() + u64::from(timeout),
+                idle_timeout_secs: d.idle_timeout_secs,
+                env,
                 result: None,
                 exception: String::new(),
             },
@@ -181,14 +191,12 @@ fn tunnel_data(s: &Sandbox) -> Vec<api::TunnelData> {
 }
 
 /// Builds an image in the background, keeping its result and log.
-fn build(state: Arc<State>, key: String, commands: Vec<String>, files: Vec<(String, Vec<u8>)>) {
+fn build(state: Arc<State>, key: String, commands: Vec<String>, files: super::blobs::MountFiles) {
     let task_state = Arc::clone(&state);
     let task = tokio::spawn(async move {
         let state = task_state;
         let tag = state.lock().images.get(&key).map(|i| i.tag.clone()).unwrap_or_default();
         let dockerfile = commands.join("\n") + "\n";
-        let files: Vec<(String, Vec<u8>, u32)> =
-            files.into_iter().map(|(n, d)| (n, d, 0o755)).collect();
         let mut log = Vec::new();
         let done = state.engine.build(&dockerfile, &files, &tag, &mut log).await;
         if let Some(i) = state.lock().images.get_mut(&key) {
@@ -305,10 +313,7 @@ type JoinStream =
 impl ModalClient for Api {
     async fn client_hello(&self, r: Request<()>) -> R<api::ClientHelloResponse> {
         self.admit("ClientHello", &r)?;
-        Ok(Response::new(api::ClientHelloResponse {
-            image_builder_version: BUILDER_VERSION.into(),
-            ..Default::default()
-        }))
+        Ok(Response::new(api::ClientHelloResponse::default()))
     }
 
     async fn auth_token_get(
@@ -367,10 +372,31 @@ impl ModalClient for Api {
         r: Request<api::SecretGetOrCreateRequest>,
     ) -> R<api::SecretGetOrCreateResponse> {
         self.admit("SecretGetOrCreate", &r)?;
-        Ok(Response::new(api::SecretGetOrCreateResponse {
-            secret_id: modal_id("st"),
-            ..Default::default()
-        }))
+        let secret_id = super::blobs::secret(&self.0, r.into_inner());
+        Ok(Response::new(api::SecretGetOrCreateResponse { secret_id, ..Default::default() }))
+    }
+
+    async fn blob_create(&self, r: Request<api::BlobCreateRequest>) -> R<api::BlobCreateResponse> {
+        self.admit("BlobCreate", &r)?;
+        Ok(Response::new(super::blobs::create(&self.0, r.get_ref())))
+    }
+
+    async fn mount_put_file(
+        &self,
+        r: Request<api::MountPutFileRequest>,
+    ) -> R<api::MountPutFileResponse> {
+        self.admit("MountPutFile", &r)?;
+        let exists = super::blobs::put(&self.0, r.into_inner())?;
+        Ok(Response::new(api::MountPutFileResponse { exists }))
+    }
+
+    async fn mount_get_or_create(
+        &self,
+        r: Request<api::MountGetOrCreateRequest>,
+    ) -> R<api::MountGetOrCreateResponse> {
+        self.admit("MountGetOrCreate", &r)?;
+        let mount_id = super::blobs::mount(&self.0, r.into_inner())?;
+        Ok(Response::new(api::MountGetOrCreateResponse { mount_id, ..Default::default() }))
     }
 
     async fn image_get_or_create(
@@ -379,7 +405,11 @@ impl ModalClient for Api {
     ) -> R<api::ImageGetOrCreateResponse> {
         self.admit("ImageGetOrCreate", &r)?;
         let m = r.into_inner();
-        let image = m.image.ok_or_else(|| Status::invalid_argument("image is required"))?;
+        let mut image = m.image.ok_or_else(|| Status::invalid_argument("image is required"))?;
+        if m.builder_version.is_empty() {
+            return Err(Status::invalid_argument("builder_version is required"));
+        }
+        let files = super::blobs::context(&self.0, &mut image)?;
         if image.dockerfile_commands.first().is_none_or(|c| !c.starts_with("FROM ")) {
             return Err(Status::invalid_argument("The first Dockerfile command must be FROM"));
         }
@@ -388,9 +418,10 @@ impl ModalClient for Api {
             h.update((c.len() as u64).to_le_bytes());
             h.update(c.as_bytes());
         }
-        for f in &image.context_files {
-            h.update(f.filename.as_bytes());
-            h.update(sha2::Sha256::digest(&f.data));
+        for (name, data, mode) in &files {
+            h.update(name.as_bytes());
+            h.update(mode.to_le_bytes());
+            h.update(sha2::Sha256::digest(data));
         }
         let key = hex::encode(h.finalize());
         let found = self.0.lock().images.get(&key).cloned();
@@ -412,7 +443,6 @@ impl ModalClient for Api {
             key.clone(),
             Image { id: id.clone(), tag, build: Build::Building, logs: Vec::new() },
         );
-        let files = image.context_files.into_iter().map(|f| (f.filename, f.data)).collect();
         build(Arc::clone(&self.0), key, image.dockerfile_commands, files);
         Ok(Response::new(api::ImageGetOrCreateResponse { image_id: id, ..Default::default() }))
     }

@@ -9,7 +9,9 @@
 //! every call needs `x-modal-token-id` and `x-modal-token-secret`
 //! (`UNAUTHENTICATED` otherwise); the router needs `authorization: Bearer`
 //! with the JWT `TaskGetCommandRouterAccess` gave. Images are built from
-//! their Dockerfile lines with their context files, kept by their recipe
+//! their Dockerfile lines with their build context (a mount whose large
+//! files came through blob storage, and small inline files: [`blobs`]),
+//! kept by their recipe
 //! (a second `ImageGetOrCreate` with the same lines gets the same `im-`
 //! id), and their result comes only through `ImageJoinStreaming`.
 //! Sandboxes have no task until their container runs, tunnels answer a
@@ -17,7 +19,9 @@
 //! `before_timestamp`), `timeout_secs` above 24 hours is refused
 //! (`INVALID_ARGUMENT`), a sandbox ends at its timeout by the stand-in's
 //! [`Clock`](crate::Clock), and a terminated or unknown sandbox answers
-//! `NOT_FOUND` where Modal does. Injected faults answer the gRPC code of
+//! `NOT_FOUND` where Modal does. The client type `CLIENT_TYPE_LIBMODAL` (7),
+//! which Modal's protos call obsolete, is refused (`FAILED_PRECONDITION`),
+//! and so is an image without a builder version. Injected faults answer the gRPC code of
 //! their HTTP status (503 is `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`,
 //! 500 `INTERNAL`); a fault's path is `/modal.client.ModalClient/<Rpc>`.
 //!
@@ -26,6 +30,7 @@
 //! loopback tunnel of its own (a Modal tunnel is a public host and port).
 
 mod api;
+mod blobs;
 mod router;
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,7 +42,9 @@ use crate::engine::Engine;
 
 /// Modal's longest sandbox lifetime.
 pub const MAX_TIMEOUT_SECS: u32 = 24 * 3600;
-/// The image builder version the stand-in reports.
+/// The image builder version the stand-in reports, in an environment's
+/// settings only: `ClientHello`'s field is "deprecated, no longer used in
+/// client", and the stand-in leaves it empty.
 pub const BUILDER_VERSION: &str = "2025.06";
 
 #[derive(Debug, Clone)]
@@ -65,6 +72,11 @@ pub(crate) struct Sandbox {
     pub tunnels: BTreeMap<u16, SocketAddr>,
     pub created_at: f64,
     pub ends_at: u64,
+    /// Its `idle_timeout_secs` (kept, not applied: the stand-in does not
+    /// watch a sandbox's activity).
+    pub idle_timeout_secs: Option<u32>,
+    /// The environment it was given (from its Secrets).
+    pub env: BTreeMap<String, String>,
     /// Modal's `GenericStatus` once it ended.
     pub result: Option<i32>,
     pub exception: String,
@@ -84,6 +96,12 @@ pub(crate) struct Inner {
     pub sandboxes: HashMap<String, Sandbox>,
     pub execs: HashMap<(String, String), Arc<Mutex<Exec>>>,
     pub jwts: HashMap<String, String>,
+    pub blobs: HashMap<String, blobs::Blob>,
+    /// Files put in mounts, by SHA-256 (hex).
+    pub files: HashMap<String, Vec<u8>>,
+    pub mounts: HashMap<String, blobs::MountFiles>,
+    /// Each Secret's environment.
+    pub secrets: HashMap<String, BTreeMap<String, String>>,
 }
 
 /// The stand-in's state.
@@ -93,6 +111,8 @@ pub(crate) struct State {
     pub controls: Controls,
     pub token_id: String,
     pub url: String,
+    /// Where blob uploads go (`http://127.0.0.1:PORT`).
+    pub blob_url: std::sync::OnceLock<String>,
     pub inner: Mutex<Inner>,
     pub tasks: crate::common::Tasks,
     pub changed: tokio::sync::Notify,
@@ -134,10 +154,12 @@ impl ModalStandin {
             controls: controls.clone(),
             token_id: format!("ak-{}", token()),
             url: url.clone(),
+            blob_url: std::sync::OnceLock::new(),
             inner: Mutex::default(),
             tasks: crate::common::Tasks::default(),
             changed: tokio::sync::Notify::new(),
         });
+        let _ = state.blob_url.set(blobs::serve(Arc::clone(&state)).await);
         let server = tonic::transport::Server::builder()
             .add_service(
                 holm_modal_proto::api::modal_client_server::ModalClientServer::new(api::Api(
@@ -190,6 +212,16 @@ impl ModalStandin {
     /// When a sandbox ends, in the stand-in's seconds since the epoch.
     pub fn ends_at(&self, id: &str) -> Option<u64> {
         self.state.lock().sandboxes.get(id).map(|s| s.ends_at)
+    }
+
+    /// A sandbox's environment, as its container got it.
+    pub fn env(&self, id: &str) -> Option<BTreeMap<String, String>> {
+        self.state.lock().sandboxes.get(id).map(|s| s.env.clone())
+    }
+
+    /// A sandbox's idle timeout.
+    pub fn idle_timeout_secs(&self, id: &str) -> Option<u32> {
+        self.state.lock().sandboxes.get(id).and_then(|s| s.idle_timeout_secs)
     }
 
     /// The ids of the images made.

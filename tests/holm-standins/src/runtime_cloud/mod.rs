@@ -119,6 +119,8 @@ pub(crate) struct State {
     pub engine: Engine,
     pub controls: Controls,
     pub org: String,
+    /// How many of the next image builds fail (a test's transient failure).
+    pub failing_builds: std::sync::atomic::AtomicU32,
     pub inner: Mutex<Inner>,
     pub tasks: crate::common::Tasks,
 }
@@ -152,6 +154,7 @@ impl RuntimeCloudStandin {
             engine: Engine::connect(&owner),
             controls: controls.clone(),
             org: format!("org_{}", random_id(12)),
+            failing_builds: std::sync::atomic::AtomicU32::new(0),
             inner: Mutex::default(),
             tasks: crate::common::Tasks::default(),
         });
@@ -161,6 +164,11 @@ impl RuntimeCloudStandin {
         let reaper = tokio::spawn(async move { api::reap(reaper_state).await });
         state.tasks.add([api_task, reaper]);
         Self { api_url, controls, state }
+    }
+
+    /// Makes the next `n` image builds fail, as a transient failure would.
+    pub fn fail_next_image_builds(&self, n: u32) {
+        self.state.failing_builds.store(n, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The ids of the sandboxes that are not stopped.

@@ -67,7 +67,7 @@ fn param(raw: Option<&str>, key: &str) -> Option<String> {
 }
 
 /// The image a sandbox names none of.
-const UNIVERSAL: &str = "vercel/sandbox/universal:latest";
+pub(crate) const UNIVERSAL: &str = "vercel/sandbox/universal:latest";
 
 /// The engine's image for an image reference: the stand-in's default for
 /// Vercel's, or one pushed to the registry.
@@ -120,7 +120,12 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     let id = format!("iad1::{}-{}", random_id(5), random_id(12));
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
+    let after = state.faults.take_after(&method, &path);
     let mut response = admit(&state, req, next).await;
+    if let Some(f) = after {
+        let status = StatusCode::from_u16(f.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        response = error(status, "internal_server_error", "An unexpected error occurred");
+    }
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-vercel-id", v);
     }
@@ -158,8 +163,14 @@ async fn team(AxState(state): S, Path(id): Path<String>) -> Response {
     if id != state.team_id {
         return not_found("Team", &id);
     }
-    axum::Json(json!({ "id": state.team_id, "slug": state.team_slug, "name": state.team_slug }))
-        .into_response()
+    let plan = state.plan.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    axum::Json(json!({
+        "id": state.team_id,
+        "slug": state.team_slug,
+        "name": state.team_slug,
+        "billing": { "plan": plan },
+    }))
+    .into_response()
 }
 
 async fn project(AxState(state): S, Path(id): Path<String>) -> Response {
@@ -292,12 +303,17 @@ fn ports(v: Option<&Value>) -> Result<Vec<u16>, Response> {
     Ok(out)
 }
 
-fn timeout_ms(v: Option<&Value>) -> Result<Option<u64>, Response> {
+fn timeout_ms(state: &State, v: Option<&Value>) -> Result<Option<u64>, Response> {
+    let hobby = *state.plan.lock().unwrap_or_else(|e| e.into_inner()) == "hobby";
+    let max = if hobby { super::HOBBY_MAX_TIMEOUT_MS } else { MAX_TIMEOUT_MS };
     match v {
         None | Some(Value::Null) => Ok(None),
-        Some(t) => match t.as_u64().filter(|t| (1..=MAX_TIMEOUT_MS).contains(t)) {
+        Some(t) => match t.as_u64().filter(|t| (1..=max).contains(t)) {
             Some(t) => Ok(Some(t)),
-            None => Err(bad_request(format!("timeout must be from 1 to {MAX_TIMEOUT_MS} ms"))),
+            None if hobby => Err(bad_request(format!(
+                "timeout must be from 1 to {max} ms on the Hobby plan (45 minutes)"
+            ))),
+            None => Err(bad_request(format!("timeout must be from 1 to {max} ms"))),
         },
     }
 }
@@ -338,7 +354,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         }
         let env = string_map(body.get("env"), "env")?;
         let ports = ports(body.get("ports"))?;
-        let timeout = timeout_ms(body.get("timeout"))?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        let timeout = timeout_ms(&state, body.get("timeout"))?.unwrap_or(DEFAULT_TIMEOUT_MS);
         let vcpus = vcpus(body.get("resources"))?.unwrap_or(2);
         Ok((tags, env, ports, timeout, vcpus))
     })();
@@ -388,6 +404,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             session: sid.clone(),
             created_ms: now,
             updated_ms: now,
+            made_at: std::time::Instant::now(),
         };
         inner.sessions.insert(sid.clone(), new_session(&sandbox, &sid, now));
         inner.sandboxes.insert(name.clone(), sandbox);
@@ -543,11 +560,15 @@ async fn list(AxState(state): S, RawQuery(raw): RawQuery) -> Response {
         Some(Err(_)) => return bad_request("cursor is not one this API gave"),
     };
     let prefix = get("namePrefix").unwrap_or_default();
+    let lag = std::time::Duration::from_millis(
+        state.list_lag_ms.load(std::sync::atomic::Ordering::Relaxed),
+    );
     let inner = state.lock();
     let all: Vec<Value> = inner
         .sandboxes
         .values()
         .filter(|s| s.name.starts_with(&prefix))
+        .filter(|s| s.made_at.elapsed() >= lag)
         .filter(|s| wanted.iter().all(|(k, v)| s.tags.get(k) == Some(v)))
         .map(|s| sandbox_json(s, inner.sessions.get(&s.session)))
         .collect();
@@ -576,7 +597,7 @@ async fn update(
             return Err(bad_request(format!("At most {MAX_TAGS} tags are allowed")));
         }
         let ports = body.get("ports").map(|p| ports(Some(p))).transpose()?;
-        Ok((tags, ports, timeout_ms(body.get("timeout"))?, vcpus(body.get("resources"))?))
+        Ok((tags, ports, timeout_ms(&state, body.get("timeout"))?, vcpus(body.get("resources"))?))
     })();
     let (tags, ports, timeout, vcpus) = match checked {
         Ok(c) => c,

@@ -30,7 +30,10 @@
 //! (the same content), pulled from the stand-in's registry when the engine
 //! lacks it. Each sandbox is a container whose first process waits, as
 //! Vercel's own init does; commands run as the image's user, or root with
-//! `sudo`.
+//! `sudo` in the managed image, and through the image's own `sudo` in an
+//! image of the user's (which fails where the image has none). The list
+//! may lag a create by [`Controls::list_lag_ms`](crate::Controls), and a
+//! fault may be answered after its request was handled.
 
 mod api;
 mod ops;
@@ -48,6 +51,9 @@ use crate::engine::Engine;
 pub const DEFAULT_IMAGE: &str = "debian:bookworm-slim";
 /// The longest a session lives, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 24 * 3600 * 1000;
+/// The longest sandbox timeout on the Hobby plan, in milliseconds (45
+/// minutes, `@vercel/sandbox`'s README; Pro and Enterprise: 24 hours).
+pub const HOBBY_MAX_TIMEOUT_MS: u64 = 45 * 60 * 1000;
 /// The default timeout, in milliseconds (five minutes).
 pub const DEFAULT_TIMEOUT_MS: u64 = 5 * 60 * 1000;
 
@@ -91,6 +97,8 @@ pub(crate) struct Sandbox {
     pub session: String,
     pub created_ms: u64,
     pub updated_ms: u64,
+    /// When it was made, for the list's lag.
+    pub made_at: std::time::Instant,
 }
 
 /// A tag pushed to the registry.
@@ -119,6 +127,9 @@ pub(crate) struct State {
     pub controls: Controls,
     pub team_id: String,
     pub team_slug: String,
+    /// The team's plan (`billing.plan`): `pro` unless a test sets
+    /// `hobby`, whose sandboxes live at most [`HOBBY_MAX_TIMEOUT_MS`].
+    pub plan: Mutex<String>,
     pub project_id: String,
     pub project_slug: String,
     pub registry_host: String,
@@ -193,6 +204,7 @@ impl VercelStandin {
             controls: controls.clone(),
             team_id: format!("team_{}", random_id(24)),
             team_slug: format!("holm-{}", random_id(6)),
+            plan: Mutex::new("pro".into()),
             project_id: format!("prj_{}", random_id(28)),
             project_slug: "boxes".into(),
             registry_host: registry_host.clone(),
@@ -249,6 +261,12 @@ impl VercelStandin {
     /// A sandbox's current session.
     pub fn session_of(&self, name: &str) -> Option<String> {
         self.state.lock().sandboxes.get(name).map(|s| s.session.clone())
+    }
+
+    /// Puts the team on `plan` (`hobby` or `pro`): Hobby refuses a
+    /// sandbox timeout above 45 minutes.
+    pub fn set_plan(&self, plan: &str) {
+        *self.state.plan.lock().unwrap_or_else(|e| e.into_inner()) = plan.to_owned();
     }
 
     /// The tags pushed to the registry (`team/project/repo:tag`).

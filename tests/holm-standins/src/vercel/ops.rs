@@ -123,6 +123,12 @@ pub(super) async fn command(AxState(state): S, Path(sid): Path<String>, body: By
     };
     let cwd = body.get("cwd").and_then(Value::as_str).unwrap_or(CWD).to_owned();
     let sudo = body.get("sudo").and_then(Value::as_bool).unwrap_or(false);
+    // Vercel documents `sudo` for its managed images only, which ship sudo
+    // (`images/ubuntu/Dockerfile`, `!env_reset`). In an image of the user's
+    // the stand-in runs the command through that image's own `sudo`, so
+    // an image without one fails as it may at Vercel.
+    let managed =
+        state.lock().sandboxes.get(&x.sandbox).is_none_or(|s| s.image == super::api::UNIVERSAL);
     let cid = format!("cmd_{}", random_id(24));
     let c = Command {
         id: cid.clone(),
@@ -146,6 +152,14 @@ pub(super) async fn command(AxState(state): S, Path(sid): Path<String>, body: By
         name.to_owned(),
     ];
     cmd.extend(args);
+    if sudo && !managed {
+        let through = "command -v sudo >/dev/null || { echo 'sudo: command not found' >&2; \
+                       exit 127; }; exec sudo -n -E \"$@\"";
+        cmd.splice(
+            0..0,
+            ["/bin/sh".to_owned(), "-c".to_owned(), through.to_owned(), "sh".to_owned()],
+        );
+    }
     let task_state = Arc::clone(&state);
     let (task_sid, task_cid) = (sid.clone(), cid.clone());
     let run = async move {
@@ -159,7 +173,7 @@ pub(super) async fn command(AxState(state): S, Path(sid): Path<String>, body: By
                 None,
             )
             .await;
-        let user = sudo.then_some("root");
+        let user = (sudo && managed).then_some("root");
         let exec = task_state.engine.exec(&container, cmd, env, user, Some(&cwd));
         let (code, out, err) = match timeout {
             Some(t) => match tokio::time::timeout(t, exec).await {

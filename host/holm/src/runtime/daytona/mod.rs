@@ -195,6 +195,35 @@ impl Daytona {
         Sandbox { state: state_of(d.state.as_deref()), labels: d.labels, ends_at: None, id: d.id }
     }
 
+    /// Waits until the sandbox `d` is `started`; deletes it when it fails
+    /// to start.
+    async fn started(&self, d: Detail) -> VResult<Sandbox> {
+        let id = d.id.clone();
+        let started = Instant::now();
+        let mut d = d;
+        loop {
+            match d.state.as_deref() {
+                Some("started") => return Ok(self.sandbox(d)),
+                Some("error" | "build_failed") => {
+                    let reason = d.error_reason.unwrap_or_else(|| "it failed to start".into());
+                    let _ = self.delete(&id).await;
+                    return Err(VendorError::answer("daytona", "start a sandbox", reason));
+                }
+                _ if started.elapsed() > START_TIMEOUT => {
+                    let _ = self.delete(&id).await;
+                    return Err(VendorError::answer(
+                        "daytona",
+                        "start a sandbox",
+                        "it did not start in ten minutes",
+                    ));
+                }
+                _ => {}
+            }
+            tokio::time::sleep(POLL).await;
+            d = self.detail(&id).await?;
+        }
+    }
+
     async fn detail(&self, id: &str) -> VResult<Detail> {
         self.rest
             .json("read a sandbox", Retry::Idempotent, |r| {
@@ -203,7 +232,27 @@ impl Daytona {
             .await
     }
 
-    /// Waits until a snapshot is active.
+    /// `POST /snapshots/{id}/activate`: a snapshot Daytona deactivated
+    /// after it went unused (14 days by default) is active again; a
+    /// sandbox cannot be made from an inactive one.
+    async fn activate(
+        &self,
+        id: &str,
+        name: &str,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> VResult<()> {
+        progress(Progress::Status(format!(
+            "Daytona snapshot {name} is inactive (unused for a while); activating it"
+        )));
+        self.rest
+            .send("activate a snapshot", Retry::Idempotent, |r| {
+                r.request(Method::POST, &format!("/snapshots/{id}/activate"))
+            })
+            .await
+            .map(drop)
+    }
+
+    /// Waits until a snapshot is active, activating it when it is inactive.
     async fn wait_snapshot(
         &self,
         name: &str,
@@ -224,6 +273,7 @@ impl Daytona {
             }
             match s.state.as_str() {
                 "active" => return Ok(()),
+                "inactive" => self.activate(&s.id, name, progress).await?,
                 "error" | "build_failed" => {
                     return Err(VendorError::answer(
                         "daytona",
@@ -327,7 +377,14 @@ impl Vendor for Daytona {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> VResult<String> {
         let dockerfile = recipe.dockerfile_without_guest();
-        let name = recipe.name_for(&[dockerfile.as_bytes()]);
+        // A snapshot is built in one region (`regionId`): a runtime with a
+        // `target` builds its own there, named apart from the default
+        // region's, or Daytona refuses its sandboxes ("not available in
+        // region").
+        let name = match &self.options.target {
+            Some(t) => recipe.name_for(&[dockerfile.as_bytes(), t.as_bytes()]),
+            None => recipe.name_for(&[dockerfile.as_bytes()]),
+        };
         let found = self
             .rest
             .json::<Snapshot>("find a snapshot", Retry::Idempotent, |r| {
@@ -363,13 +420,16 @@ impl Vendor for Daytona {
             recipe.cpus,
             recipe.memory_mib / 1024
         )));
-        let body = json!({
+        let mut body = json!({
             "name": name,
             "buildInfo": { "dockerfileContent": dockerfile },
             "cpu": recipe.cpus,
             "memory": recipe.memory_mib / 1024,
             "disk": DISK_GB,
         });
+        if let Some(target) = &self.options.target {
+            body["regionId"] = json!(target);
+        }
         match self
             .rest
             .send("build a snapshot", Retry::NotTwice, |r| {
@@ -408,29 +468,16 @@ impl Vendor for Daytona {
                 r.request(Method::POST, "/sandbox").json(&body)
             })
             .await?;
-        let id = created.id.clone();
-        let started = Instant::now();
-        let mut d = created;
-        loop {
-            match d.state.as_deref() {
-                Some("started") => return Ok(self.sandbox(d)),
-                Some("error" | "build_failed") => {
-                    let reason = d.error_reason.unwrap_or_else(|| "it failed to start".into());
-                    let _ = self.delete(&id).await;
-                    return Err(VendorError::answer("daytona", "start a sandbox", reason));
-                }
-                _ if started.elapsed() > START_TIMEOUT => {
-                    let _ = self.delete(&id).await;
-                    return Err(VendorError::answer(
-                        "daytona",
-                        "start a sandbox",
-                        "it did not start in ten minutes",
-                    ));
-                }
-                _ => {}
-            }
-            tokio::time::sleep(POLL).await;
-            d = self.detail(&id).await?;
+        self.started(created).await
+    }
+
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        // Sandboxes are named after their box, unique in the organization,
+        // and `GET /sandbox/{idOrName}` reads one at once (the list may lag).
+        match self.detail(box_id).await {
+            Ok(d) => self.started(d).await.map(Some),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

@@ -21,10 +21,16 @@ use holm_modal_proto::api::{self, modal_client_client::ModalClientClient};
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
-use super::super::remote::{Backoff, Detail, Key, Retry, VResult, VendorError};
+use super::super::remote::{Addresses, Backoff, Detail, Key, Retry, VResult, VendorError};
 
-/// Modal's client type for a library that is not Modal's (`CLIENT_TYPE_LIBMODAL`).
-const CLIENT_TYPE: &str = "7";
+/// Modal's client type for its client (`CLIENT_TYPE_CLIENT`), with the
+/// version of the `modal` package whose protos holm speaks: the one type
+/// with which Modal's own client sends the token pair. (`CLIENT_TYPE_LIBMODAL`,
+/// 7, is an obsolete type: "before modal-js v0.3.15 / modal-go v0.0.15".)
+const CLIENT_TYPE: &str = "1";
+/// The smallest file Modal's client sends through blob storage rather than
+/// inline in a gRPC message (`LARGE_FILE_LIMIT`, `_utils/blob_utils.py`).
+pub const LARGE_FILE: usize = 4 * 1024 * 1024;
 /// The largest message either way (Modal's clients allow 100 MB).
 const MAX_MESSAGE: usize = 100 * 1024 * 1024;
 
@@ -68,14 +74,17 @@ pub struct SandboxDefinition {
     pub entrypoint: Vec<String>,
     /// `im-...`.
     pub image_id: String,
-    /// Its environment. Holds the box secret: never log it.
-    pub env: BTreeMap<String, String>,
+    /// The Secrets it gets its environment from (Modal's clients send a
+    /// sandbox's environment as an ephemeral Secret: [`ModalApi::secret`]).
+    pub secret_ids: Vec<String>,
     /// Memory in MiB.
     pub memory_mib: u32,
     /// CPUs in thousandths.
     pub milli_cpu: u32,
     /// Seconds until Modal ends it.
     pub timeout_secs: u32,
+    /// Seconds without activity after which Modal ends it.
+    pub idle_timeout_secs: Option<u32>,
     /// The ports that get a tunnel.
     pub ports: Vec<u16>,
     /// Its tags.
@@ -89,6 +98,9 @@ pub struct ModalApi {
     token_id: String,
     secret: Key,
     backoff: Backoff,
+    /// For blob uploads: reaches only the runtime's addresses.
+    http: reqwest::Client,
+    addresses: Addresses,
 }
 
 impl std::fmt::Debug for ModalApi {
@@ -188,7 +200,12 @@ fn finished(result: Option<&api::GenericResult>) -> bool {
 impl ModalApi {
     /// The API at `server_url` (`https://api.modal.com`, or a stand-in's
     /// `http://127.0.0.1:PORT`), with the token pair.
-    pub fn new(server_url: &str, token_id: &str, secret: Key) -> Result<Self, String> {
+    pub fn new(
+        server_url: &str,
+        token_id: &str,
+        secret: Key,
+        addresses: Addresses,
+    ) -> Result<Self, String> {
         let mut endpoint = Endpoint::from_shared(server_url.to_owned())
             .map_err(|e| format!("server_url {server_url:?} is not a URL: {e}"))?
             .connect_timeout(Duration::from_secs(15))
@@ -202,7 +219,20 @@ impl ModalApi {
         let client = ModalClientClient::new(endpoint.connect_lazy())
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
-        Ok(Self { client, token_id: token_id.to_owned(), secret, backoff: Backoff::default() })
+        let http = holm_client::address::client_builder(addresses)
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(15))
+            .timeout(Duration::from_secs(600))
+            .build()
+            .map_err(|e| format!("an HTTP client: {e}"))?;
+        Ok(Self {
+            client,
+            token_id: token_id.to_owned(),
+            secret,
+            backoff: Backoff::default(),
+            http,
+            addresses,
+        })
     }
 
     /// The secret's key, replaced in place on rotation.
@@ -247,13 +277,64 @@ impl ModalApi {
         }
     }
 
-    /// `ClientHello`: Modal answers and takes the token; its image builder
-    /// version.
-    pub async fn hello(&self) -> VResult<String> {
+    /// `ClientHello`: Modal answers and takes the token.
+    pub async fn hello(&self) -> VResult<()> {
+        self.call("say hello", Retry::Never, (), |mut c, r| async move { c.client_hello(r).await })
+            .await
+            .map(drop)
+    }
+
+    /// The image builder version of `environment` (the workspace's default
+    /// when empty), from `EnvironmentGetOrCreate`'s settings, where Modal's
+    /// client reads it (`_resolve_image_builder_version`, `_image.py`):
+    /// `ClientHello`'s field is "deprecated, no longer used in client".
+    pub async fn builder_version(&self, environment: &str) -> VResult<String> {
+        let m = api::EnvironmentGetOrCreateRequest {
+            deployment_name: environment.to_owned(),
+            object_creation_type: api::ObjectCreationType::Unspecified as i32,
+        };
         let r = self
-            .call("say hello", Retry::Never, (), |mut c, r| async move { c.client_hello(r).await })
+            .call("read the environment", Retry::Idempotent, m, |mut c, r| async move {
+                c.environment_get_or_create(r).await
+            })
             .await?;
-        Ok(r.image_builder_version)
+        let v = r
+            .metadata
+            .and_then(|m| m.settings)
+            .map(|s| s.image_builder_version)
+            .unwrap_or_default();
+        if v.is_empty() {
+            return Err(VendorError::answer(
+                "modal",
+                "read the environment",
+                "it names no image builder version",
+            ));
+        }
+        Ok(v)
+    }
+
+    /// `SecretGetOrCreate`: an anonymous Secret owned by `app_id` holding
+    /// `env`, as Modal's client sends a sandbox's environment
+    /// (`Secret.from_dict`, `_load_from_env_dict`, `secret.py`); its id.
+    pub async fn secret(
+        &self,
+        app_id: &str,
+        environment: &str,
+        env: &BTreeMap<String, String>,
+    ) -> VResult<String> {
+        let m = api::SecretGetOrCreateRequest {
+            object_creation_type: api::ObjectCreationType::AnonymousOwnedByApp as i32,
+            env_dict: env.clone().into_iter().collect(),
+            app_id: app_id.to_owned(),
+            environment_name: environment.to_owned(),
+            ..api::SecretGetOrCreateRequest::default()
+        };
+        let r = self
+            .call("keep the environment as a secret", Retry::NotTwice, m, |mut c, r| async move {
+                c.secret_get_or_create(r).await
+            })
+            .await?;
+        Ok(r.secret_id)
     }
 
     /// `AppGetOrCreate`: the app boxes go in.
@@ -271,13 +352,14 @@ impl ModalApi {
         Ok(r.app_id)
     }
 
-    /// `ImageGetOrCreate`: the image of `commands` with `files` as its
-    /// build context; its id, and how its build ended when it has.
+    /// `ImageGetOrCreate`: the image of `commands` with the mount
+    /// `context_mount_id` ([`ModalApi::context_mount`]) as its build
+    /// context; its id, and how its build ended when it has.
     pub async fn image(
         &self,
         app_id: &str,
         commands: Vec<String>,
-        files: Vec<(String, Vec<u8>)>,
+        context_mount_id: String,
         builder_version: &str,
     ) -> VResult<(String, Option<Built>)> {
         let m = api::ImageGetOrCreateRequest {
@@ -285,10 +367,7 @@ impl ModalApi {
             builder_version: builder_version.to_owned(),
             image: Some(api::Image {
                 dockerfile_commands: commands,
-                context_files: files
-                    .into_iter()
-                    .map(|(filename, data)| api::ImageContextFile { filename, data })
-                    .collect(),
+                context_mount_id,
                 ..api::Image::default()
             }),
             ..api::ImageGetOrCreateRequest::default()
@@ -299,6 +378,136 @@ impl ModalApi {
             })
             .await?;
         Ok((r.image_id, r.result.as_ref().and_then(built)))
+    }
+
+    /// A build context of `files` (name, bytes, mode) as Modal's client
+    /// makes one (`_create_context_mount`, `mount.py`): each file put by
+    /// its SHA-256 (`MountPutFile`), inline when under [`LARGE_FILE`],
+    /// else through blob storage; then `MountGetOrCreate` owned by the app,
+    /// with each file at `/<name>`. The mount's id.
+    pub async fn context_mount(
+        &self,
+        app_id: &str,
+        files: &[(String, Vec<u8>, u32)],
+    ) -> VResult<String> {
+        use sha2::Digest as _;
+        let mut listed = Vec::new();
+        for (name, data, mode) in files {
+            let sha256_hex = hex::encode(sha2::Sha256::digest(data));
+            let data = if data.len() >= LARGE_FILE {
+                api::mount_put_file_request::DataOneof::DataBlobId(self.blob(data).await?)
+            } else {
+                api::mount_put_file_request::DataOneof::Data(data.clone())
+            };
+            let m =
+                api::MountPutFileRequest { sha256_hex: sha256_hex.clone(), data_oneof: Some(data) };
+            let r = self
+                .call("upload a build file", Retry::Idempotent, m, |mut c, r| async move {
+                    c.mount_put_file(r).await
+                })
+                .await?;
+            if !r.exists {
+                return Err(VendorError::answer(
+                    "modal",
+                    "upload a build file",
+                    format!("Modal does not have {name} after it was put"),
+                ));
+            }
+            listed.push(api::MountFile {
+                filename: format!("/{name}"),
+                sha256_hex,
+                size: None,
+                mode: Some(*mode),
+            });
+        }
+        let m = api::MountGetOrCreateRequest {
+            object_creation_type: api::ObjectCreationType::AnonymousOwnedByApp as i32,
+            app_id: app_id.to_owned(),
+            files: listed,
+            ..api::MountGetOrCreateRequest::default()
+        };
+        let r = self
+            .call("make the build context", Retry::Idempotent, m, |mut c, r| async move {
+                c.mount_get_or_create(r).await
+            })
+            .await?;
+        Ok(r.mount_id)
+    }
+
+    /// `BlobCreate`, then a `PUT` of `data` to the first upload URL that
+    /// takes it, as Modal's client uploads a file of [`LARGE_FILE`] or more
+    /// (`_blob_upload`, `_utils/blob_utils.py`); the blob's id. A multipart
+    /// upload (which Modal asks for files of 1 GiB and more) is refused.
+    async fn blob(&self, data: &[u8]) -> VResult<String> {
+        use base64::Engine as _;
+        use md5::Digest as _;
+        use sha2::Digest as _;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let md5 = b64.encode(md5::Md5::digest(data));
+        let m = api::BlobCreateRequest {
+            content_md5: md5.clone(),
+            content_sha256_base64: b64.encode(sha2::Sha256::digest(data)),
+            content_length: i64::try_from(data.len()).unwrap_or(i64::MAX),
+        };
+        let r =
+            self.call("make a blob", Retry::Idempotent, m, |mut c, r| async move {
+                c.blob_create(r).await
+            })
+            .await?;
+        use api::blob_create_response::{UploadTypeOneof, UploadTypesOneof};
+        let targets: Vec<(String, String)> = match (r.upload_types_oneof, r.upload_type_oneof) {
+            (Some(UploadTypesOneof::UploadUrls(l)), _) => {
+                l.items.into_iter().zip(r.blob_ids).map(|(u, b)| (b, u)).collect()
+            }
+            (None, Some(UploadTypeOneof::UploadUrl(u))) => vec![(r.blob_id, u)],
+            _ => {
+                return Err(VendorError::answer(
+                    "modal",
+                    "make a blob",
+                    "Modal asked for a multipart upload, which holm does not make",
+                ));
+            }
+        };
+        let mut last = VendorError::answer("modal", "upload a blob", "Modal gave no upload URL");
+        for (blob_id, url) in targets {
+            match self.put(&url, data, &md5).await {
+                Ok(()) => return Ok(blob_id),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// One `PUT` to an upload URL, with `Content-MD5` where Modal's client
+    /// sends it (S3 and R2 hosts, `use_md5`).
+    async fn put(&self, url: &str, data: &[u8], md5: &str) -> VResult<()> {
+        let what = "upload a blob";
+        holm_client::address::check_url(url, self.addresses)
+            .map_err(|e| VendorError::answer("modal", what, e))?;
+        let host = reqwest::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default();
+        let mut req = self
+            .http
+            .put(url)
+            .header("Content-Type", "application/octet-stream")
+            .body(data.to_vec());
+        if host.ends_with(".amazonaws.com") || host.ends_with(".r2.cloudflarestorage.com") {
+            req = req.header("Content-MD5", md5);
+        }
+        let r = req.send().await.map_err(|e| {
+            VendorError::answer("modal", what, format!("cannot reach the upload URL: {e}"))
+        })?;
+        if !r.status().is_success() {
+            return Err(VendorError::answer(
+                "modal",
+                what,
+                format!("the upload URL answered {}", r.status()),
+            )
+            .with_status(r.status().as_u16()));
+        }
+        Ok(())
     }
 
     /// `ImageJoinStreaming` until the build ends, each log line to `log`.
@@ -378,9 +587,8 @@ impl ModalApi {
                     ..api::Resources::default()
                 }),
                 timeout_secs: d.timeout_secs,
-                environment_variables: Some(api::StringMap {
-                    contents: d.env.clone().into_iter().collect(),
-                }),
+                idle_timeout_secs: d.idle_timeout_secs,
+                secret_ids: d.secret_ids.clone(),
                 open_ports_oneof: Some(api::sandbox::OpenPortsOneof::OpenPorts(api::PortSpecs {
                     ports: d
                         .ports

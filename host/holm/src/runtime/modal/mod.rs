@@ -9,17 +9,24 @@
 //!   (`ImageGetOrCreate`), waited for through `ImageJoinStreaming`; Modal
 //!   keeps each image by its recipe, so a later box with the same lines
 //!   gets the image that exists. The guest binary is the one file the
-//!   Dockerfile copies: it goes as the build's context file (12 MB; a `RUN`
-//!   writing it from base64 would pass Linux's 128 KB limit on one
-//!   argument), and a `RUN chmod` after its `COPY` makes it executable.
+//!   Dockerfile copies: it goes in the build's context mount, as Modal's
+//!   client sends a build context (`MountPutFile`, and through blob storage
+//!   as every file of 4 MiB or more: the guest is 12 MB, which Modal does
+//!   not take inline), and a `RUN chmod` after its `COPY` makes it
+//!   executable. The builder version is the environment's
+//!   (`EnvironmentGetOrCreate`), where Modal's client reads it.
 //! - **Sandboxes** run the guest as their command (Modal does not run an
-//!   image's `ENTRYPOINT`), with the guest's environment, holm's labels as
-//!   tags (listed with `SandboxList` by the `holm.runtime` tag), 2 CPUs and
-//!   4 GB unless the box asks, and the box's deadline as the sandbox's
-//!   timeout, which Modal caps at 24 hours. Modal cannot move a sandbox's
-//!   timeout later: a deadline moved later stays the one the sandbox was
-//!   made with at Modal (holmd still ends the box at its own), and a
-//!   deadline moved earlier is holmd's to keep.
+//!   image's `ENTRYPOINT`), with the guest's environment as an ephemeral
+//!   Secret owned by the app (Modal keeps a V1 sandbox's environment only
+//!   from Secrets, as its clients send it), holm's labels as tags (listed
+//!   with `SandboxList` by the `holm.runtime` tag), 2 CPUs and 4 GB unless
+//!   the box asks, and the box's deadline as the sandbox's timeout, which
+//!   Modal caps at 24 hours. A box with an idle timeout gets Modal's own
+//!   (`idle_timeout_secs`) and the end of its lifetime as the timeout, so
+//!   a box in use is not ended `idle` seconds after it started. Modal
+//!   cannot move a sandbox's timeout later: a deadline moved later stays
+//!   the one the sandbox was made with at Modal (holmd still ends the box
+//!   at its own), and a deadline moved earlier is holmd's to keep.
 //! - **Ports** are Modal's tunnels (`SandboxGetTunnels`), public HTTPS URLs
 //!   with no gate of their own: the guest refuses requests without the box
 //!   secret, the bridge without its secret.
@@ -106,7 +113,7 @@ impl Modal {
         let url = options.server_url.clone().unwrap_or_else(|| DEFAULT_SERVER_URL.to_owned());
         holm_client::address::check_url(&url, options.addresses)
             .map_err(|e| format!("server_url: {e}"))?;
-        let api = ModalApi::new(&url, token_id, Key::new(token_secret))?;
+        let api = ModalApi::new(&url, token_id, Key::new(token_secret), options.addresses)?;
         Ok(Self {
             api,
             plain: loopback_http(&url),
@@ -146,7 +153,10 @@ impl Modal {
     }
 
     async fn builder_version(&self) -> VResult<&str> {
-        self.builder_version.get_or_try_init(|| self.api.hello()).await.map(String::as_str)
+        self.builder_version
+            .get_or_try_init(|| self.api.builder_version(self.environment()))
+            .await
+            .map(String::as_str)
     }
 
     /// Waits until the sandbox has a task and its tunnels, and keeps them.
@@ -239,7 +249,7 @@ impl Vendor for Modal {
     }
 
     async fn ping(&self) -> VResult<()> {
-        self.api.hello().await.map(drop)
+        self.api.hello().await
     }
 
     async fn image(
@@ -250,8 +260,9 @@ impl Vendor for Modal {
         let app = self.app().await?.to_owned();
         let version = self.builder_version().await?.to_owned();
         let lines = dockerfile_lines(recipe);
-        let files = vec![("holm-guest".to_owned(), recipe.guest().to_vec())];
-        let (image_id, done) = self.api.image(&app, lines, files, &version).await?;
+        let files = [("holm-guest".to_owned(), recipe.guest().to_vec(), 0o755)];
+        let mount = self.api.context_mount(&app, &files).await?;
+        let (image_id, done) = self.api.image(&app, lines, mount, &version).await?;
         let done = match done {
             Some(d) => {
                 progress(Progress::Reused { tag: image_id.clone() });
@@ -280,13 +291,17 @@ impl Vendor for Modal {
     async fn create(&self, new: &NewSandbox) -> VResult<Sandbox> {
         let app = self.app().await?.to_owned();
         let ports = super::remote::ports_of(&new.labels);
+        let env: BTreeMap<String, String> = new.env.iter().cloned().collect();
+        let secret = self.api.secret(&app, self.environment(), &env).await?;
+        let secs = |s: u64| u32::try_from(s).unwrap_or(u32::MAX);
         let d = SandboxDefinition {
             entrypoint: vec![GUEST_PATH.to_owned()],
             image_id: new.image.clone(),
-            env: new.env.iter().cloned().collect(),
+            secret_ids: vec![secret],
             memory_mib: u32::try_from(new.resources.memory_mib).unwrap_or(u32::MAX),
             milli_cpu: new.resources.cpus.saturating_mul(1000),
-            timeout_secs: u32::try_from(new.deadline_secs).unwrap_or(u32::MAX),
+            timeout_secs: secs(new.idle.map_or(new.deadline_secs, |i| i.lifetime_secs)),
+            idle_timeout_secs: new.idle.map(|i| secs(i.idle_secs)),
             ports,
             tags: new.labels.clone(),
         };

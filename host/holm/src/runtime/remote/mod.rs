@@ -213,8 +213,21 @@ pub struct NewSandbox {
     pub labels: BTreeMap<String, String>,
     /// Seconds from now until the vendor ends the sandbox.
     pub deadline_secs: u64,
+    /// The box's idle timeout and the seconds until its lifetime ends,
+    /// for a vendor that ends idle sandboxes itself but cannot move a
+    /// deadline ([`MachineSpec::idle_timeout_secs`]).
+    pub idle: Option<Idle>,
     /// Memory and CPUs.
     pub resources: Resources,
+}
+
+/// A box's idle timeout, for a vendor that ends idle sandboxes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Idle {
+    /// Seconds without activity after which the sandbox ends.
+    pub idle_secs: u64,
+    /// Seconds from now until the box's lifetime ends.
+    pub lifetime_secs: u64,
 }
 
 impl std::fmt::Debug for NewSandbox {
@@ -226,6 +239,7 @@ impl std::fmt::Debug for NewSandbox {
             .field("env", &env)
             .field("labels", &self.labels)
             .field("deadline_secs", &self.deadline_secs)
+            .field("idle", &self.idle)
             .field("resources", &self.resources)
             .finish()
     }
@@ -253,6 +267,13 @@ pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
         recipe: &Recipe,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> VResult<String>;
+    /// Refuses, before any image is built, a box the account's plan cannot
+    /// run: a lifetime above the plan's cap (Vercel Hobby's 45 minutes).
+    /// The default takes every box the vendor's own limits allow.
+    async fn admit(&self, lifetime_secs: u64) -> VResult<()> {
+        let _ = lifetime_secs;
+        Ok(())
+    }
     /// Makes a sandbox and answers it once it runs. Called again only after
     /// [`Remote`] looked for the first one by its box label.
     async fn create(&self, new: &NewSandbox) -> VResult<Sandbox>;
@@ -262,6 +283,14 @@ pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
     async fn boot(&self, sandbox: &Sandbox, new: &NewSandbox) -> VResult<()> {
         let _ = (sandbox, new);
         Ok(())
+    }
+    /// The sandbox of a box by the name it was made with, for a vendor
+    /// whose sandbox names are unique and readable at once (Daytona and
+    /// Vercel name a sandbox after its box); `None` when there is none, or
+    /// the vendor has no names (the default: the list is looked in).
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        let _ = box_id;
+        Ok(None)
     }
     /// A sandbox by id; a 404 when it is gone.
     async fn get(&self, id: &str) -> VResult<Sandbox>;

@@ -10,7 +10,8 @@ use holm_proto::guest::{BRIDGE_PORT, DEFAULT_GUEST_PORT};
 use holm_proto::host::{Can, Environment, Place};
 
 use super::{
-    Addresses, Backoff, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor, VendorError,
+    Addresses, Backoff, Idle, NewSandbox, Recipe, RemoteRuntime, Resources, Sandbox, Vendor,
+    VendorError,
 };
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::{
@@ -27,6 +28,10 @@ pub const LABEL_PORTS: &str = "holm.ports";
 /// How often a create that failed with a 5xx is tried, after looking for
 /// what the failed try may have made.
 const CREATE_TRIES: u32 = 3;
+/// How often the list is looked in for what a failed create made, with
+/// backoff between: a vendor's list may lag a create (Daytona's is
+/// eventually consistent), and E2B and Modal would make a second sandbox.
+const LIST_LOOKS: u32 = 4;
 
 /// A cloud vendor's account as a runtime.
 #[derive(Debug)]
@@ -110,8 +115,12 @@ impl<V: Vendor> Remote<V> {
         self.deadlines.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_owned(), at);
     }
 
-    /// Makes the sandbox, trying again after a 5xx only when a look for its
-    /// box label finds nothing the failed try made.
+    /// Makes the sandbox, trying again after a 5xx only when a look for it
+    /// finds nothing the failed try made: by its name where the vendor's
+    /// names are unique (a consistent read), else by its box label in the
+    /// list, looked in again over a few seconds because a vendor's list may
+    /// lag a create. A second try refused as a duplicate name (409) means
+    /// the first made it: it is looked for again, not failed.
     async fn create_sandbox(&self, new: &NewSandbox) -> Result<Sandbox> {
         let backoff = Backoff::default();
         let mut attempt = 0;
@@ -120,9 +129,10 @@ impl<V: Vendor> Remote<V> {
             let e = match self.vendor.create(new).await {
                 Ok(s) => return Ok(s),
                 Err(e) if e.status.is_some_and(|s| s >= 500) || e.status.is_none() => e,
+                Err(e) if attempt > 1 && e.status == Some(409) => e,
                 Err(e) => return Err(self.err(e)),
             };
-            match self.sandbox_of(&new.box_id).await {
+            match self.settled_sandbox_of(&new.box_id).await {
                 Ok(Some(s)) => {
                     tracing::info!(runtime = %self.name, box_id = %new.box_id, "a failed create made the sandbox anyway; using it");
                     return Ok(s);
@@ -134,6 +144,27 @@ impl<V: Vendor> Remote<V> {
                 _ => return Err(self.err(e)),
             }
         }
+    }
+
+    /// The sandbox of `box_id` after a failed create: by name, else in the
+    /// list, looked in [`LIST_LOOKS`] times with backoff between.
+    async fn settled_sandbox_of(
+        &self,
+        box_id: &str,
+    ) -> std::result::Result<Option<Sandbox>, VendorError> {
+        if let Some(s) = self.vendor.by_name(box_id).await? {
+            return Ok(Some(s));
+        }
+        let backoff = Backoff { first: std::time::Duration::from_secs(1), ..Backoff::default() };
+        for look in 1..=LIST_LOOKS {
+            if let Some(s) = self.sandbox_of(box_id).await? {
+                return Ok(Some(s));
+            }
+            if look < LIST_LOOKS {
+                tokio::time::sleep(backoff.wait(look)).await;
+            }
+        }
+        Ok(None)
     }
 
     /// The sandbox of `box_id`, found by its label.
@@ -250,6 +281,7 @@ impl<V: Vendor> Runtime for Remote<V> {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String> {
         let resources = self.resources(resolved.memory_bytes, resolved.nano_cpus)?;
+        self.vendor.admit(resolved.lifetime_secs).await.map_err(|e| self.err(e))?;
         self.image(request, resources, progress).await
     }
 
@@ -268,6 +300,10 @@ impl<V: Vendor> Runtime for Remote<V> {
             env: spec.env.clone(),
             labels,
             deadline_secs,
+            idle: spec.idle_timeout_secs.map(|idle_secs| Idle {
+                idle_secs,
+                lifetime_secs: spec.expires_at.map_or(deadline_secs, |at| self.secs_until(at)),
+            }),
             resources: self.resources(spec.memory_bytes, spec.nano_cpus)?,
         };
         let sandbox = self.create_sandbox(&new).await?;

@@ -367,6 +367,10 @@ impl Vendor for RuntimeCloud {
     ) -> VResult<String> {
         let dockerfile = recipe.dockerfile_without_guest();
         let name = recipe.name_for(&[dockerfile.as_bytes()]);
+        // The key is the image's name, so a retried call builds once; a
+        // build again after a failed one needs a key of its own, or Runtime
+        // Cloud replays the failed build's answer for 24 hours.
+        let mut key = format!("holm-image-{name}");
         if let Some(found) = self.find_image(&name).await? {
             if found.state == "ready" {
                 progress(Progress::Reused { tag: found.id.clone() });
@@ -378,12 +382,12 @@ impl Vendor for RuntimeCloud {
                 return Ok(id);
             }
             progress(Progress::Status(format!("image {name} failed before; building it again")));
+            key = format!("holm-image-{name}-after-{}", found.id);
         }
         progress(Progress::Status(format!(
             "building Runtime Cloud image {name}; the first box waits for it"
         )));
         let body = json!({ "name": name, "dockerfile": dockerfile });
-        let key = format!("holm-image-{name}");
         let image: Image = self
             .rest
             .json("build an image", Retry::Idempotent, |r| {

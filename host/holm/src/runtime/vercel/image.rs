@@ -32,6 +32,50 @@ const POLL: Duration = Duration::from_secs(1);
 #[derive(Debug, Deserialize)]
 pub(super) struct TagStatus {
     pub status: Option<String>,
+    /// `image`, or `index` for a multi-platform index (or one with
+    /// attestations), which VCR cannot prepare.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// What a tag's status at VCR means, as Vercel's own `vcr-action` reads it
+/// (`src/wait-for-optimized-image/wait.ts`): `ready` is usable, an index
+/// or a missing status fails at once (it never becomes ready), and
+/// anything else is waited for.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Ready,
+    Wait,
+    Fail(String),
+}
+
+pub(super) fn verdict(kind: Option<&str>, status: Option<&str>) -> Verdict {
+    match (kind, status) {
+        (Some("index"), _) | (_, None) => Verdict::Fail(
+            "VCR has an image index, not a single linux/amd64 image, which it cannot prepare \
+             for sandboxes (an engine with the containerd image store pushes one: push a \
+             single-platform image, as `docker push` with `--provenance=false --sbom=false` \
+             does)"
+                .into(),
+        ),
+        (_, Some("ready")) => Verdict::Ready,
+        (_, Some("unoptimized")) => Verdict::Fail(
+            "VCR could not prepare it for sandboxes (unoptimized: not a linux/amd64 image)".into(),
+        ),
+        _ => Verdict::Wait,
+    }
+}
+
+/// Why an engine cannot build an image for Vercel, which runs linux/amd64
+/// images only (`@vercel/sandbox`'s README, `images/README.md`): holm
+/// builds on the engine's own platform.
+pub(super) fn platform_refusal(os: &str, arch: &str) -> Option<String> {
+    (os != "linux" || !matches!(arch, "amd64" | "x86_64")).then(|| {
+        format!(
+            "Vercel runs linux/amd64 images only, and this Docker engine builds {os}/{arch}: \
+             run the server on an amd64 host for the Vercel runtime"
+        )
+    })
 }
 
 #[derive(Deserialize)]
@@ -62,6 +106,29 @@ impl Vercel {
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The team's plan (`billing.plan` of `GET /v2/teams/{id}`: `hobby`,
+    /// `pro` or `enterprise`); empty when Vercel names none.
+    pub(super) async fn plan(&self) -> VResult<String> {
+        #[derive(Deserialize)]
+        struct Team {
+            #[serde(default)]
+            billing: Option<Billing>,
+        }
+        #[derive(Deserialize)]
+        struct Billing {
+            #[serde(default)]
+            plan: Option<String>,
+        }
+        let team_id = self.options.team_id.clone();
+        let team: Team = self
+            .rest
+            .json("read the team", Retry::Idempotent, |r| {
+                self.scoped(r.request(Method::GET, &format!("/v2/teams/{team_id}")))
+            })
+            .await?;
+        Ok(team.billing.and_then(|b| b.plan).unwrap_or_default())
     }
 
     /// `repo/path` of the project at VCR: `<team-slug>/<project-slug>`.
@@ -102,6 +169,14 @@ impl Vercel {
         let docker = Docker::connect_with_defaults().map_err(|e| {
             fail("build the image", format!("the Vercel runtime builds on the local Docker engine, which cannot be reached: {e}"))
         })?;
+        let engine = docker
+            .version()
+            .await
+            .map_err(|e| fail("build the image", format!("the Docker engine's version: {e}")))?;
+        let (os, arch) = (engine.os.unwrap_or_default(), engine.arch.unwrap_or_default());
+        if let Some(why) = platform_refusal(&os, &arch) {
+            return Err(fail("build the image", why));
+        }
         let local = crate::image::ensure_image(&docker, &recipe.request, progress)
             .await
             .map_err(|e| fail("build the image", e.to_string()))?;
@@ -152,37 +227,50 @@ impl Vercel {
         let started = Instant::now();
         let mut last = String::new();
         loop {
-            let status = self.tag_status(tag).await?.and_then(|s| s.status);
+            let answer = self.tag_status(tag).await?;
+            let kind = answer.as_ref().and_then(|s| s.kind.clone());
+            let status = answer.and_then(|s| s.status);
             let now = status.clone().unwrap_or_else(|| "none".into());
             if now != last {
                 progress(Progress::Status(format!("VCR image {REPOSITORY}:{tag}: {now}")));
                 last = now;
             }
-            match status.as_deref() {
-                Some("ready") => return Ok(()),
-                Some("unoptimized") => {
-                    return Err(VendorError::answer(
-                        VENDOR,
-                        "prepare the image",
-                        "VCR could not prepare it for sandboxes (unoptimized)",
-                    ));
+            match verdict(kind.as_deref(), status.as_deref()) {
+                Verdict::Ready => return Ok(()),
+                Verdict::Fail(why) => {
+                    return Err(VendorError::answer(VENDOR, "prepare the image", why));
                 }
-                None if started.elapsed() > Duration::from_secs(60) => {
-                    return Err(VendorError::answer(
-                        VENDOR,
-                        "prepare the image",
-                        "VCR has no status for it: an image index, not a single linux/amd64 image",
-                    ));
-                }
-                _ if started.elapsed() > PREPARE_TIMEOUT => {
+                Verdict::Wait if started.elapsed() > PREPARE_TIMEOUT => {
                     return Err(VendorError::answer(
                         VENDOR,
                         "prepare the image",
                         "VCR took longer than 30 minutes",
                     ));
                 }
-                _ => tokio::time::sleep(POLL).await,
+                Verdict::Wait => tokio::time::sleep(POLL).await,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_or_no_status_fails_at_once_as_vcr_action_reads_it() {
+        assert!(matches!(verdict(Some("index"), Some("preparing")), Verdict::Fail(_)));
+        assert!(matches!(verdict(Some("image"), None), Verdict::Fail(_)));
+        assert_eq!(verdict(Some("image"), Some("preparing")), Verdict::Wait);
+        assert_eq!(verdict(Some("image"), Some("ready")), Verdict::Ready);
+        assert!(matches!(verdict(None, Some("unoptimized")), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn only_a_linux_amd64_engine_builds_for_vercel() {
+        assert_eq!(platform_refusal("linux", "amd64"), None);
+        assert_eq!(platform_refusal("linux", "x86_64"), None);
+        let why = platform_refusal("linux", "arm64").expect("arm64 is refused");
+        assert!(why.contains("linux/amd64") && why.contains("linux/arm64"), "{why}");
     }
 }

@@ -16,7 +16,7 @@
 //!   one each, listed with `tags=holm.runtime:<name>`, and the others are
 //!   one JSON tag, `holm.labels`).
 //! - **The guest** is started by a command (`POST
-//!   /v2/sandboxes/sessions/<id>/cmd` with `sudo` and `wait`): a Vercel
+//!   /v2/sandboxes/sessions/<id>/cmd` with `wait`, as the image's user: root): a Vercel
 //!   sandbox's first process is Vercel's own, not the image's entrypoint.
 //! - **The deadline** is the session's timeout, moved later with
 //!   `extend-timeout` (it only adds; a deadline moved earlier is kept by
@@ -51,6 +51,9 @@ pub const DEFAULT_REGISTRY_URL: &str = "https://vcr.vercel.com";
 /// The most ports a sandbox publishes: the API takes 15 but answers 500 at
 /// exactly 15 (vercel/sandbox#292).
 pub const MAX_PORTS: usize = 14;
+/// The longest a sandbox lives on the Hobby plan (`@vercel/sandbox`'s README;
+/// Pro and Enterprise: 24 hours).
+pub const HOBBY_MAX_SECS: u64 = 45 * 60;
 /// The tag holm lists its sandboxes by.
 const RUNTIME_TAG: &str = LABEL_RUNTIME;
 /// The labels kept as tags of their own; the others are in [`LABELS_TAG`].
@@ -338,7 +341,10 @@ impl Vercel {
         }
     }
 
-    /// Runs a command as root and waits for it; its exit code and output.
+    /// Runs a command as the image's user, root in holm's image, and waits
+    /// for it; its exit code and output. Without `sudo`: Vercel documents
+    /// it for its managed images (which ship sudo with `!env_reset`), and
+    /// holm's image has no sudo and already runs as root.
     async fn run_root(
         &self,
         session: &str,
@@ -350,7 +356,6 @@ impl Vercel {
             "command": "/bin/sh",
             "args": ["-c", script],
             "env": env,
-            "sudo": true,
             "wait": true,
             "logs": true,
         });
@@ -429,6 +434,22 @@ impl Vendor for Vercel {
         Ok(reference)
     }
 
+    async fn admit(&self, lifetime_secs: u64) -> VResult<()> {
+        if lifetime_secs > HOBBY_MAX_SECS && self.plan().await? == "hobby" {
+            return Err(VendorError::answer(
+                VENDOR,
+                "create a sandbox",
+                format!(
+                    "the team is on Vercel's Hobby plan, which ends a sandbox after at most 45 \
+                     minutes ({HOBBY_MAX_SECS} seconds); this box's lifetime is {lifetime_secs} \
+                     seconds: give it 45 minutes or less, or use a Pro team"
+                ),
+            )
+            .with_status(400));
+        }
+        Ok(())
+    }
+
     async fn create(&self, new: &NewSandbox) -> VResult<Sandbox> {
         let ports = super::remote::ports_of(&new.labels);
         if ports.len() > MAX_PORTS {
@@ -474,6 +495,15 @@ impl Vendor for Vercel {
                 "start the guest",
                 format!("exit code {code}: {}", out.trim()),
             )),
+        }
+    }
+
+    async fn by_name(&self, box_id: &str) -> VResult<Option<Sandbox>> {
+        // Sandboxes are named after their box, unique in the project.
+        match self.get(box_id).await {
+            Ok(s) => Ok(Some(s)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
