@@ -136,7 +136,6 @@ impl ServerStream {
     fn next(&mut self) -> Result<Option<(usize, usize, bool)>, Refused> {
         let b = &self.buf;
         let need = |n: usize| b.len() >= n;
-        let u16_at = |i: usize| usize::from(u16::from_be_bytes([b[i], b[i + 1]]));
         let u32_at = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let bounded = |n: usize| {
             if n > 64 * MAX_MESSAGE {
@@ -196,27 +195,40 @@ impl ServerStream {
                 Ok(Some((24, name, false)))
             }
             Phase::Messages if self.rects > 0 => self.rect(),
-            Phase::Messages => {
-                let Some(&kind) = b.first() else { return Ok(None) };
-                match kind {
-                    0 => {
-                        if !need(4) {
-                            return Ok(None);
-                        }
-                        self.rects = u16::from_be_bytes([b[2], b[3]]);
-                        Ok(Some((4, 0, false)))
-                    }
-                    1 if need(6) => Ok(Some((6, 6 * u16_at(4), false))),
-                    2 | 150 => Ok(Some((1, 0, false))),
-                    3 if need(8) => {
-                        let n = i32::from_be_bytes([b[4], b[5], b[6], b[7]]).unsigned_abs();
-                        Ok(Some((8, bounded(n as usize)?, true)))
-                    }
-                    248 if need(9) => Ok(Some((9, usize::from(b[8]), false))),
-                    1 | 3 | 248 => Ok(None),
-                    other => Err(Refused(format!("server message type {other} is not known"))),
-                }
+            Phase::Messages => self.message(),
+        }
+    }
+
+    /// The next message once the handshake is done, between updates.
+    fn message(&mut self) -> Result<Option<(usize, usize, bool)>, Refused> {
+        let b = &self.buf;
+        let need = |n: usize| b.len() >= n;
+        let u16_at = |i: usize| usize::from(u16::from_be_bytes([b[i], b[i + 1]]));
+        let bounded = |n: usize| {
+            if n > 64 * MAX_MESSAGE {
+                Err(Refused(format!("a server message of {n} bytes is over the limit")))
+            } else {
+                Ok(n)
             }
+        };
+        let Some(&kind) = b.first() else { return Ok(None) };
+        match kind {
+            0 => {
+                if !need(4) {
+                    return Ok(None);
+                }
+                self.rects = u16::from_be_bytes([b[2], b[3]]);
+                Ok(Some((4, 0, false)))
+            }
+            1 if need(6) => Ok(Some((6, 6 * u16_at(4), false))),
+            2 | 150 => Ok(Some((1, 0, false))),
+            3 if need(8) => {
+                let n = i32::from_be_bytes([b[4], b[5], b[6], b[7]]).unsigned_abs();
+                Ok(Some((8, bounded(n as usize)?, true)))
+            }
+            248 if need(9) => Ok(Some((9, usize::from(b[8]), false))),
+            1 | 3 | 248 => Ok(None),
+            other => Err(Refused(format!("server message type {other} is not known"))),
         }
     }
 
