@@ -226,6 +226,15 @@ where
             "names a directory; give the path of a file, such as /root/notes.txt",
         ));
     };
+    // Links among the directories on the way pass the same rule as one at
+    // the file's own name (`nofollow::links_on_the_way`).
+    if let Err(link) = crate::nofollow::links_on_the_way(path) {
+        let why = format!(
+            "goes through {}, a symbolic link its owner could not write through; not followed",
+            link.display()
+        );
+        return Err(error_with(ErrorCode::PermissionDenied, shown, &why));
+    }
     // Writing to a symlink writes the file it points to, as an editor would,
     // when the link's owner may write there too (`nofollow::may_follow`).
     let mut target = path.to_path_buf();

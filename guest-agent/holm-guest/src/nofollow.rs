@@ -14,7 +14,12 @@
 //! A file an agent writes (`PUT /v1/files/content`) goes through a link at
 //! its path, as an editor's save would, only when the link is root's or its
 //! owner owns the file it points to ([`may_follow`]): root never writes
-//! further than the link's owner could. Only the final name is checked.
+//! further than the link's owner could. The same rule holds for every link
+//! among the directories on the way ([`links_on_the_way`]): a link the
+//! desktop user planted in the middle of a path, pointing at a directory
+//! of root's, is refused too. That is a check before the write, not a walk
+//! of open directories: a link swapped in between the check and the write
+//! is not caught.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -28,6 +33,39 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 /// file (as the kernel's `protected_symlinks` rule for sticky directories).
 pub fn may_follow(link_uid: u32, target_uid: u32) -> bool {
     link_uid == 0 || link_uid == target_uid
+}
+
+/// Checks the directories on the way to `path` (its ancestors, not its own
+/// name) as root would go through them: each link among them must be
+/// root's or lead to a directory its owner owns ([`may_follow`]), and a
+/// link that leads nowhere must be root's (a write would make directories
+/// through it). Answers the first link that fails. Once a name is absent,
+/// the rest is made as plain directories, and nothing more is checked.
+pub fn links_on_the_way(path: &Path) -> Result<(), std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(parent) = path.parent() else { return Ok(()) };
+    let mut here = std::path::PathBuf::from("/");
+    for part in parent.components() {
+        let std::path::Component::Normal(name) = part else { continue };
+        let next = here.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&next) else { return Ok(()) };
+        if !meta.file_type().is_symlink() {
+            here = next;
+            continue;
+        }
+        match std::fs::canonicalize(&next) {
+            Ok(real) => {
+                let owner = std::fs::metadata(&real).map(|m| m.uid()).unwrap_or(0);
+                if !may_follow(meta.uid(), owner) {
+                    return Err(next);
+                }
+                here = real;
+            }
+            Err(_) if meta.uid() == 0 => return Ok(()),
+            Err(_) => return Err(next),
+        }
+    }
+    Ok(())
 }
 
 /// Opens `dir`, refusing a link at its name.
@@ -146,6 +184,52 @@ mod tests {
         crate::files::write(&own, "own", None, body()).await.unwrap();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "x");
         assert!(may_follow(0, 1000) && may_follow(1000, 1000) && !may_follow(1000, 0));
+    }
+
+    #[tokio::test]
+    async fn a_link_in_the_middle_of_a_path_does_not_redirect_an_agent_s_write() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let victim_dir = t.path().join("etc");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&victim_dir).unwrap();
+        std::fs::write(victim_dir.join("passwd"), "orig").unwrap();
+        // The desktop user's link to a directory of root's, in the middle of
+        // the path, and a dangling one (a write would make directories
+        // through it).
+        let planted = home.join("dir");
+        symlink(&victim_dir, &planted).unwrap();
+        let dangling = home.join("nowhere");
+        symlink(t.path().join("made"), &dangling).unwrap();
+        if rustix::process::geteuid().is_root() {
+            for link in [&planted, &dangling] {
+                std::os::unix::fs::lchown(link, Some(1000), Some(1000)).unwrap();
+            }
+            std::os::unix::fs::chown(&home, Some(1000), Some(1000)).unwrap();
+        } else {
+            // Not root: the link leads to a directory of root's instead.
+            std::fs::remove_file(&planted).unwrap();
+            symlink("/etc", &planted).unwrap();
+        }
+        let body = || futures_util::stream::iter([Ok::<_, io::Error>(bytes::Bytes::from("x"))]);
+        for (path, link) in
+            [(planted.join("passwd"), &planted), (dangling.join("sub/file"), &dangling)]
+        {
+            let shown = path.to_string_lossy().into_owned();
+            let e = crate::files::write(&path, &shown, None, body()).await.unwrap_err().0;
+            assert_eq!(e.code, holm_proto::ErrorCode::PermissionDenied, "{e:?}");
+            assert!(e.message.contains(&*link.to_string_lossy()), "names the link: {e:?}");
+            assert_eq!(links_on_the_way(&path), Err(link.clone()));
+        }
+        assert_eq!(std::fs::read_to_string(victim_dir.join("passwd")).unwrap(), "orig");
+        assert!(!t.path().join("made").exists(), "no directory was made through the link");
+        // A link whose owner owns the directory it leads to is gone through,
+        // and so is a path with no link.
+        let own = t.path().join("own");
+        symlink(&home, &own).unwrap();
+        crate::files::write(&own.join("note"), "note", None, body()).await.unwrap();
+        assert_eq!(std::fs::read_to_string(home.join("note")).unwrap(), "x");
+        assert_eq!(links_on_the_way(&home.join("a/b/c")), Ok(()));
     }
 
     #[test]

@@ -16,6 +16,14 @@ pub const MAX_PIDS: u32 = 4_194_304;
 /// The most memory a box may ask for (`placement.memory`): 64 GiB. A box is
 /// a desktop; a limit above the host's memory lets one box take the host.
 pub const MAX_MEMORY_BYTES: u64 = 64 << 30;
+/// The disk a box may write to (`placement.disk`) when it asks for none:
+/// 10 GiB. Past it the server stops the box.
+pub const DEFAULT_DISK_BYTES: u64 = 10 << 30;
+/// The least disk a box may ask for: 32 MiB (a desktop writes a few MiB
+/// when it starts).
+pub const MIN_DISK_BYTES: u64 = 32 << 20;
+/// The most disk a box may ask for: 1 TiB.
+pub const MAX_DISK_BYTES: u64 = 1 << 40;
 /// The shortest lifetime or idle timeout a box may ask for, in seconds.
 pub const MIN_LIFETIME_SECS: u64 = 60;
 /// The lifetime of a box that asks for none: one hour.
@@ -45,6 +53,9 @@ pub struct Resolved {
     pub nano_cpus: Option<u64>,
     /// The most processes and threads.
     pub pids_limit: Option<u32>,
+    /// The disk limit the box asked for (`placement.disk`), in bytes;
+    /// `None`: [`DEFAULT_DISK_BYTES`].
+    pub disk_bytes: Option<u64>,
     /// Seconds from creation to removal.
     pub lifetime_secs: u64,
     /// Seconds without a command before removal.
@@ -237,6 +248,13 @@ pub fn resolve(
             None
         }
     };
+    let disk_bytes = match disk_limit(placement) {
+        Ok(b) => placement.disk.is_some().then_some(b),
+        Err(e) => {
+            issue("placement.disk", e);
+            None
+        }
+    };
     let pids_limit = placement.pids_limit;
     if let Some(n) = pids_limit
         && !(MIN_PIDS..=MAX_PIDS).contains(&n)
@@ -291,6 +309,7 @@ pub fn resolve(
             memory_bytes,
             nano_cpus,
             pids_limit,
+            disk_bytes,
             lifetime_secs,
             idle_timeout_secs: placement.idle_timeout_secs,
             profile: spec.profile.clone(),
@@ -299,6 +318,22 @@ pub fn resolve(
         })
     } else {
         Err(issues)
+    }
+}
+
+/// The disk a box may write to: its `placement.disk`, checked against
+/// [`MIN_DISK_BYTES`] and [`MAX_DISK_BYTES`], or [`DEFAULT_DISK_BYTES`].
+pub fn disk_limit(placement: &Placement) -> Result<u64, String> {
+    let Some(d) = placement.disk.as_deref() else {
+        return Ok(DEFAULT_DISK_BYTES);
+    };
+    match parse_memory(d) {
+        Ok(b) if b < MIN_DISK_BYTES => Err(format!("{d} is less than the 32m a box may have")),
+        Ok(b) if b > MAX_DISK_BYTES => {
+            Err(format!("{d} is more than the 1t (1 TiB) a box may have"))
+        }
+        Ok(b) => Ok(b),
+        Err(e) => Err(e),
     }
 }
 
@@ -404,6 +439,25 @@ mod tests {
                 "placement.idle_timeout_secs"
             ]
         );
+    }
+
+    #[test]
+    fn disk_is_checked_against_its_bounds_and_defaults_to_10g() {
+        assert_eq!(disk_limit(&Placement::default()), Ok(DEFAULT_DISK_BYTES));
+        for (d, want) in [("64m", Ok(64 << 20)), ("1t", Ok(1 << 40)), ("32m", Ok(32 << 20))] {
+            let placement = Placement { disk: Some(d.into()), ..Placement::default() };
+            assert_eq!(disk_limit(&placement), want, "{d}");
+            let r = resolve(&BoxSpec::default(), &placement, &can(), Lifetimes::default());
+            assert_eq!(r.unwrap().disk_bytes, want.ok(), "{d}");
+        }
+        for (d, says) in [("banana", "not a size"), ("1.5t", "1t (1 TiB)"), ("16m", "32m")] {
+            let placement = Placement { disk: Some(d.into()), ..Placement::default() };
+            let issues =
+                resolve(&BoxSpec::default(), &placement, &can(), Lifetimes::default()).unwrap_err();
+            assert_eq!(issues.len(), 1, "{d}");
+            assert_eq!(issues[0].path, "placement.disk");
+            assert!(issues[0].problem.contains(says), "{d}: {}", issues[0].problem);
+        }
     }
 
     #[test]

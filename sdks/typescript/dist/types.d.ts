@@ -272,7 +272,11 @@ export interface BoxInfo {
     idle_timeout_secs?: number | null;
     /** The image it runs. */
     image?: string | null;
-    /** Why it is `failed` or `unreachable`, or why it was removed. */
+    /**
+     * Why it is `failed` or `unreachable`, why the server stopped it
+     * (beginning with `disk_limit` when it wrote past `placement.disk`),
+     * or why it was removed.
+     */
     reason?: string | null;
     /**
      * Set on a create (or fork) answered again for a repeated
@@ -1325,6 +1329,14 @@ export type Place = "host" | "remote";
 export interface Placement {
     /** CPUs, such as `2` or `0.5`. */
     cpus?: number | null;
+    /**
+     * The most the box may write to its own disk (its files outside
+     * volumes), such as `10g` or `512m`: 32m to 1t, default 10g. The
+     * server measures a running box's use every few seconds and stops a
+     * box past it (`stopped`, with a reason that begins `disk_limit`).
+     * Docker and podman only; a vendor's box has the vendor's disk.
+     */
+    disk?: string | null;
     /** The box is removed this many seconds after it is created (at least 60). */
     expires_after_secs?: number | null;
     /**
@@ -2076,5 +2088,5 @@ export type WindowAction = FocusWindowAction | MoveWindowAction | ResizeWindowAc
 /** The field names of the objects `create` sorts its options into. */
 export declare const FIELDS: {
     readonly BoxSpec: readonly ["apps", "browser", "display", "labels", "name", "packages", "policy", "profile", "ready", "record", "screen_size", "screens"];
-    readonly Placement: readonly ["cpus", "expires_after_secs", "idle_timeout_secs", "memory", "pids_limit", "runtime"];
+    readonly Placement: readonly ["cpus", "disk", "expires_after_secs", "idle_timeout_secs", "memory", "pids_limit", "runtime"];
 };

@@ -5,5 +5,5 @@
 /** The field names of the objects `create` sorts its options into. */
 export const FIELDS = {
     BoxSpec: ["apps", "browser", "display", "labels", "name", "packages", "policy", "profile", "ready", "record", "screen_size", "screens"],
-    Placement: ["cpus", "expires_after_secs", "idle_timeout_secs", "memory", "pids_limit", "runtime"],
+    Placement: ["cpus", "disk", "expires_after_secs", "idle_timeout_secs", "memory", "pids_limit", "runtime"],
 };

@@ -264,6 +264,13 @@ pub struct Placement {
     /// CPUs, such as `2` or `0.5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<f64>,
+    /// The most the box may write to its own disk (its files outside
+    /// volumes), such as `10g` or `512m`: 32m to 1t, default 10g. The
+    /// server measures a running box's use every few seconds and stops a
+    /// box past it (`stopped`, with a reason that begins `disk_limit`).
+    /// Docker and podman only; a vendor's box has the vendor's disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<String>,
     /// The box is removed this many seconds after it is created (at least 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_after_secs: Option<u64>,
@@ -287,6 +294,10 @@ pub struct CreateBox {
     #[serde(default)]
     pub placement: Placement,
 }
+
+/// How the reason of a box the server stopped because it wrote past its
+/// `placement.disk` begins.
+pub const DISK_LIMIT: &str = "disk_limit";
 
 /// Where a box is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -329,7 +340,9 @@ pub struct BoxInfo {
     pub runtime: String,
     /// Where it is in its life.
     pub state: BoxState,
-    /// Why it is `failed` or `unreachable`, or why it was removed.
+    /// Why it is `failed` or `unreachable`, why the server stopped it
+    /// (beginning with `disk_limit` when it wrote past `placement.disk`),
+    /// or why it was removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// What it is.

@@ -11,6 +11,11 @@
 //! secret is in the timeline, its HTML and JSONL exports, nor (the server's
 //! scan when it ends: `holm_testkit::leaks`) holmd's log, the store or the
 //! box's container log.
+//!
+//! The same for typing through MCP: the `desktop` tool with `sensitive:
+//! true`, called by the official MCP SDK over holmd's `/mcp`, types into a
+//! terminal (which writes it to a file read back) and leaves the text in no
+//! record, with the same scans.
 
 use std::time::Duration;
 
@@ -18,17 +23,20 @@ use holm_proto::guest::SENSITIVE_SHOWN;
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
 use holm_proto::timeline::{ExportFormat, Step, StepKind};
 use holm_testkit::matrix::Target;
+use holm_testkit::mcp::{McpClient, Sdk, Transport};
 use holm_testkit::{TestServer, desk, eventually};
 use serde_json::{Value, json};
 
 holm_testkit::suite!(sensitive_actions_leave_no_text_in_any_record: docker [x11]);
+holm_testkit::suite!(sensitive_typing_through_mcp_leaves_no_text: docker [x11]);
 
 const TYPED: &str = "hunter2-SENSITIVE";
 const IN_ARGV: &str = "argv-SENSITIVE-3f9a1c";
 const IN_ENV: &str = "env-SENSITIVE-77b2e0";
 const SPAWNED: &str = "spawn-SENSITIVE-0c4e9b";
 const CLIPPED: &str = "clip-SENSITIVE-5d21aa";
-const SECRETS: [&str; 5] = [TYPED, IN_ARGV, IN_ENV, SPAWNED, CLIPPED];
+const MCP_TYPED: &str = "hunter2-MCP-SENSITIVE";
+const SECRETS: [&str; 6] = [TYPED, IN_ARGV, IN_ENV, SPAWNED, CLIPPED, MCP_TYPED];
 
 /// Sends a JSON body to holmd with the request id `rid`; answers the status.
 async fn send(
@@ -146,7 +154,9 @@ fn check_steps(steps: &[Step]) {
     no_secret("the timeline", &serde_json::to_string(steps).unwrap());
 }
 
-async fn sensitive_actions_leave_no_text_in_any_record(target: Target) {
+/// A server whose scan when it ends looks for every secret, and a running
+/// box on it.
+async fn server_and_box(target: &Target) -> (TestServer, String) {
     let mut server = target.server().await;
     for (i, s) in SECRETS.iter().enumerate() {
         server.remember(&format!("sensitive text {i}"), s);
@@ -157,14 +167,56 @@ async fn sensitive_actions_leave_no_text_in_any_record(target: Target) {
     };
     let info = server.client.create_box(&request, Some(600)).await.expect("create a box");
     assert_eq!(info.state, BoxState::Running, "{info:?}");
-    act(&server, &target, &info.id).await;
+    (server, info.id)
+}
 
-    let steps = server.client.whole_timeline(&info.id).await.expect("the timeline");
-    check_steps(&steps);
+/// No secret in the box's timeline exports (the server's scan when it ends
+/// reads its log, store and the box's container log).
+async fn exports_hold_no_secret(server: &TestServer, id: &str) {
     for format in [ExportFormat::Jsonl, ExportFormat::Html] {
-        let bytes = server.client.export_timeline(&info.id, format).await.expect("an export");
+        let bytes = server.client.export_timeline(id, format).await.expect("an export");
         no_secret(&format!("the {format:?} export"), &String::from_utf8_lossy(&bytes));
     }
+}
+
+async fn sensitive_actions_leave_no_text_in_any_record(target: Target) {
+    let (server, id) = server_and_box(&target).await;
+    act(&server, &target, &id).await;
+
+    let steps = server.client.whole_timeline(&id).await.expect("the timeline");
+    check_steps(&steps);
+    exports_hold_no_secret(&server, &id).await;
     // The box stays: the server's scan reads its container log when the
     // server ends, then removes it.
+}
+
+async fn sensitive_typing_through_mcp_leaves_no_text(target: Target) {
+    let (server, id) = server_and_box(&target).await;
+    let b = server.client.boxed(&id);
+    let file = "/tmp/mcp-typed.txt";
+    let (x, y) = desk::terminal_writing_to(&b, target.display, "mcp", "60x8+400+300", file).await;
+    b.click(0, x, y).await.expect("click the terminal");
+    let transport =
+        Transport::Http { url: format!("{}/mcp", server.url), token: Some(server.token.clone()) };
+    let mut mcp = McpClient::connect(&transport, Sdk::V1).await.expect("connect");
+    let typing = serde_json::json!({
+        "box_id": id,
+        "sensitive": true,
+        "screenshot": false,
+        "actions": [{"type": "type", "text": format!("{MCP_TYPED}\n")}],
+    });
+    let acted = mcp.call("desktop", typing).await;
+    no_secret("the tool's result", &acted.to_string());
+    holds(&b, file, &format!("{MCP_TYPED}\n")).await;
+    mcp.close().await;
+
+    let steps = server.client.whole_timeline(&id).await.expect("the timeline");
+    let typed = steps
+        .iter()
+        .find(|s| s.action.kind == StepKind::Input && s.action.name == "type")
+        .expect("the typing's step");
+    assert_eq!(typed.action.params["actions"], json!([{"type": "type"}]), "{typed:?}");
+    assert_eq!(typed.action.params["sensitive"], json!(true), "{typed:?}");
+    no_secret("the timeline", &serde_json::to_string(&steps).unwrap());
+    exports_hold_no_secret(&server, &id).await;
 }

@@ -183,6 +183,15 @@ impl Target {
     /// A server offering only this target's runtime, as its default, after
     /// making sure the engine has the box image.
     pub async fn server(&self) -> TestServer {
+        self.server_with(|_| {}).await
+    }
+
+    /// [`Target::server`], with its configuration changed by `change` last
+    /// (a host runtime's only; a vendor's server is the stand-in's).
+    pub async fn server_with(
+        &self,
+        change: impl FnOnce(&mut holmd::config::ServerConfig),
+    ) -> TestServer {
         self.ensure_image().await;
         if let Some(cloud) = self.vendor {
             // The stand-in lives as long as the server.
@@ -197,6 +206,7 @@ impl Target {
         let mut server = TestServer::start_without_image(move |c| {
             c.runtimes = Some(vec![name]);
             c.config_file = Some(file);
+            change(c);
         })
         .await;
         server.keep(dir);

@@ -21,6 +21,9 @@ pub struct Rfb {
     pub width: u16,
     /// The framebuffer's height.
     pub height: u16,
+    /// The clipboard texts the box sent (ServerCutText) while
+    /// [`Rfb::frame`] read, in order.
+    pub cut_texts: Vec<String>,
 }
 
 /// Why a connection was refused before any stream: the HTTP status and the
@@ -59,7 +62,7 @@ pub async fn connect(url: &str, token: Option<&str>) -> Result<Rfb, Refusal> {
         response.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()),
         Some("holm-rfb.v1")
     );
-    let mut rfb = Rfb { ws, buf: Vec::new(), width: 0, height: 0 };
+    let mut rfb = Rfb { ws, buf: Vec::new(), width: 0, height: 0, cut_texts: Vec::new() };
     rfb.handshake().await;
     Ok(rfb)
 }
@@ -152,8 +155,8 @@ impl Rfb {
     }
 
     /// Asks for the whole screen and reads it: `width * height` pixels as
-    /// RGB triples. Server messages other than the update (bells, clipboard)
-    /// are skipped.
+    /// RGB triples. Server messages other than the update are skipped; the
+    /// clipboard texts among them are kept in [`Rfb::cut_texts`].
     pub async fn frame(&mut self) -> Vec<u8> {
         let (w, h) = (self.width, self.height);
         let mut req = vec![3, 0, 0, 0, 0, 0];
@@ -192,7 +195,8 @@ impl Rfb {
                 3 => {
                     let head = self.take(7).await;
                     let n = u32::from_be_bytes([head[3], head[4], head[5], head[6]]);
-                    self.take(n as usize).await;
+                    let text = self.take(n as usize).await;
+                    self.cut_texts.push(String::from_utf8_lossy(&text).into_owned());
                 }
                 other => panic!("server message {other} was not expected"),
             }

@@ -6,6 +6,8 @@
 //!   control and the agent's request for help;
 //! - [`rfb`]: reading a viewer's RFB messages, so watch-only input is
 //!   dropped where the stream is served;
+//! - [`watch`]: reading the VNC server's messages to a watcher, so the box's
+//!   clipboard never reaches a watch-only viewer;
 //! - [`server`]: the viewer port (pages, assets, session, the stream).
 //!
 //! holmd sets the key with `PUT /v1/viewers/config` on the guest API once
@@ -14,5 +16,6 @@
 pub mod rfb;
 pub mod server;
 pub mod state;
+pub mod watch;
 
 pub use state::Viewers;

@@ -38,6 +38,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 
 use super::rfb::{ClientStream, Kind};
 use super::state::{Connection, Viewers};
+use super::watch::{ServerStream, watch_encodings};
 use crate::api::Error;
 
 /// What the viewer port's handlers reach.
@@ -310,6 +311,8 @@ async fn pump<S>(
     let (mut sink, mut stream) = ws.split();
     let (mut vnc_read, mut vnc_write) = vnc.into_split();
     let mut client = ClientStream::new();
+    // A watcher gets the server's stream without the box's clipboard.
+    let mut watcher = (connection.claims.mode != ViewerMode::Control).then(ServerStream::new);
     let mut buf = vec![0u8; 64 * 1024];
     let expires = connection.claims.expires.saturating_sub(holm_http::viewer_token::now_secs());
     let expiry = tokio::time::sleep(Duration::from_secs(expires.min(366 * 86_400)));
@@ -331,7 +334,16 @@ async fn pump<S>(
             read = vnc_read.read(&mut buf) => {
                 let n = match read { Ok(0) | Err(_) => break, Ok(n) => n };
                 counters.bytes_out.fetch_add(n as u64, Relaxed);
-                if sink.send(Message::binary(buf[..n].to_vec())).await.is_err() {
+                let out = match watcher.as_mut().map(|w| w.feed(&buf[..n])) {
+                    None => buf[..n].to_vec(),
+                    Some(Ok(out)) => out,
+                    Some(Err(e)) => {
+                        tracing::info!(error = %e, "a watcher's stream was ended");
+                        let _ = sink.send(close(CloseCode::Protocol, &e.0)).await;
+                        break;
+                    }
+                };
+                if !out.is_empty() && sink.send(Message::binary(out)).await.is_err() {
                     break;
                 }
             }
@@ -360,7 +372,13 @@ async fn pump<S>(
                         counters.dropped.fetch_add(1, Relaxed);
                         continue;
                     }
-                    out.extend_from_slice(&m.bytes);
+                    match watcher.as_mut() {
+                        Some(w) => {
+                            w.client_sent(&m.bytes);
+                            out.extend(watch_encodings(&m.bytes));
+                        }
+                        None => out.extend_from_slice(&m.bytes),
+                    }
                 }
                 if !out.is_empty() && vnc_write.write_all(&out).await.is_err() {
                     break;

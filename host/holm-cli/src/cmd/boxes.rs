@@ -23,6 +23,7 @@ pub(super) async fn new(client: &Client, a: NewArgs, json: bool) -> anyhow::Resu
             runtime: a.runtime,
             memory: a.memory,
             cpus: a.cpus,
+            disk: a.disk,
             expires_after_secs: a.ttl.map(|m| m.saturating_mul(60)),
             idle_timeout_secs: a.idle.map(|m| m.saturating_mul(60)),
             pids_limit: a.pids,

@@ -333,6 +333,10 @@ struct NewArgs {
     /// CPUs, such as 2.
     #[arg(long)]
     cpus: Option<f64>,
+    /// The most the box may write to its disk, such as 2g (default 10g);
+    /// past it the server stops the box.
+    #[arg(long)]
+    disk: Option<String>,
     /// A name of your own.
     #[arg(long)]
     name: Option<String>,

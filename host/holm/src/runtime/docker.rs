@@ -108,12 +108,6 @@ pub const DEFAULT_NANO_CPUS: u64 = 2_000_000_000;
 /// A box's processes and threads unless its placement or runtime says
 /// otherwise: a desktop with Chromium on six screens runs under a thousand.
 pub const DEFAULT_PIDS_LIMIT: u32 = 4096;
-/// A box's container log rotates at this size (`max-size`)...
-pub const LOG_MAX_SIZE: &str = "10m";
-/// ... keeping this many files on Docker (`max-file`); podman keeps one,
-/// which it truncates.
-pub const LOG_MAX_FILES: &str = "3";
-
 /// How a runtime's boxes are confined, from its table in the runtimes file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hardening {
@@ -286,7 +280,7 @@ impl DockerRuntime {
             host.nano_cpus = i64::try_from(spec.nano_cpus.unwrap_or(DEFAULT_NANO_CPUS)).ok();
             host.pids_limit = Some(i64::from(spec.pids_limit.unwrap_or(h.pids_limit)));
         }
-        host.log_config = Some(log_config(self.engine));
+        host.log_config = Some(super::disk::log_config(self.engine));
         host.cap_drop = Some(vec!["ALL".to_owned()]);
         let mut caps: Vec<String> = KEPT_CAPABILITIES.iter().map(|c| (*c).to_owned()).collect();
         if self.engine != Engine::Docker {
@@ -319,7 +313,7 @@ impl DockerRuntime {
         &self.docker
     }
 
-    fn engine_error(&self, e: bollard::errors::Error) -> RuntimeError {
+    pub(super) fn engine_error(&self, e: bollard::errors::Error) -> RuntimeError {
         match e {
             bollard::errors::Error::DockerResponseServerError { status_code: 404, message } => {
                 RuntimeError::NotFound(message)
@@ -719,6 +713,11 @@ impl Runtime for DockerRuntime {
         self.docker.stop_container(id, Some(options)).await.map_err(|e| self.engine_error(e))
     }
 
+    async fn stop_now(&self, id: &str) -> Result<()> {
+        let options = StopContainerOptionsBuilder::default().t(0).build();
+        self.docker.stop_container(id, Some(options)).await.map_err(|e| self.engine_error(e))
+    }
+
     async fn start(&self, id: &str) -> Result<Machine> {
         self.docker.start_container(id, None).await.map_err(|e| self.engine_error(e))?;
         self.inspect(id).await
@@ -754,28 +753,16 @@ impl Runtime for DockerRuntime {
         Ok(format!("{FORK_REPO}:{new_box_id}"))
     }
 
+    async fn disk_used(&self, id: &str) -> Result<Option<u64>> {
+        self.writable_layer(id).await.map(Some)
+    }
+
     async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
         match self.inspect(&container_name(box_id)).await {
             Ok(m) if m.box_id.as_deref() == Some(box_id) => Ok(Some(m)),
             Ok(_) | Err(RuntimeError::NotFound(_)) => Ok(None),
             Err(e) => Err(e),
         }
-    }
-}
-
-/// A box's container log, bounded: what a box writes to its standard
-/// output (anything running as root in it can write to `/proc/1/fd/1`)
-/// never grows past `max-size` (times `max-file` on Docker). podman takes
-/// `max-size` only.
-pub fn log_config(engine: Engine) -> bollard::models::HostConfigLogConfig {
-    let mut options =
-        std::collections::HashMap::from([("max-size".to_owned(), LOG_MAX_SIZE.to_owned())]);
-    if engine == Engine::Docker {
-        options.insert("max-file".to_owned(), LOG_MAX_FILES.to_owned());
-    }
-    bollard::models::HostConfigLogConfig {
-        typ: Some("json-file".to_owned()),
-        config: Some(options),
     }
 }
 

@@ -18,9 +18,11 @@
 //!
 //! The rules match only packets that come in on `holm-boxes`, so nothing
 //! else on the host (Docker's default bridge, other networks) changes. They
-//! are added once, idempotently, with `iptables` (the program Docker itself
-//! needs), which takes `CAP_NET_ADMIN`: root, or `AmbientCapabilities=
-//! CAP_NET_ADMIN CAP_NET_RAW` in holmd's systemd unit. Where they cannot be
+//! are checked before every box is made and added where missing, with
+//! `iptables` (the program Docker itself needs) and the same with
+//! `ip6tables` (`fe80::/10` as link-local) where the host has it, which
+//! takes `CAP_NET_ADMIN`: root, or `AmbientCapabilities=CAP_NET_ADMIN
+//! CAP_NET_RAW` in holmd's systemd unit. Where they cannot be
 //! added, boxes on [`BOXES`] are refused with the reason, rather than run
 //! unguarded.
 
@@ -39,76 +41,116 @@ const FORWARD_CHAIN: &str = "HOLM-BOXES-FORWARD";
 /// clouds serve instance metadata (and with it, credentials).
 pub const LINK_LOCAL: &str = "169.254.0.0/16";
 
+/// The addresses an IPv6 packet from a box may not reach on the way out:
+/// link-local (`fe80::/10`).
+pub const LINK_LOCAL_V6: &str = "fe80::/10";
+
+/// One of the host's firewalls: IPv4 (`iptables`) or IPv6 (`ip6tables`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Family {
+    program: &'static str,
+    reject_with: &'static str,
+    link_local: &'static str,
+}
+
+const V4: Family =
+    Family { program: "iptables", reject_with: "icmp-admin-prohibited", link_local: LINK_LOCAL };
+const V6: Family =
+    Family { program: "ip6tables", reject_with: "icmp6-adm-prohibited", link_local: LINK_LOCAL_V6 };
+
 /// Makes sure the host's firewall keeps boxes on [`BOXES`] from the host's
-/// addresses and from link-local ones. Cheap after the first success in a
-/// process; tried again after a failure.
+/// addresses and from link-local ones, over IPv4 and, where the host has
+/// `ip6tables`, IPv6 (whether or not Docker gives boxes IPv6 addresses: a
+/// box still has its link-local one). Checked at every call (each box
+/// made on [`BOXES`]), so rules a firewall reload or an engine restart
+/// removed are put back before the next box starts. A host without
+/// `ip6tables`, or whose kernel has no IPv6 filter table, is guarded over
+/// IPv4 only, and says so in holmd's log.
 pub fn ensure() -> Result<(), String> {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-    if *done {
-        return Ok(());
+    // One check at a time, so two creates never add a rule twice.
+    static ONE: Mutex<()> = Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_family(V4)?;
+    match ensure_family(V6) {
+        Ok(()) => Ok(()),
+        Err(e) if e.starts_with(NO_FIREWALL) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(
+                || tracing::warn!(reason = %e, "boxes are kept from the host over IPv4 only"),
+            );
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
-    let reject = ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"];
+}
+
+/// How the error of a firewall the host does not have begins.
+const NO_FIREWALL: &str = "no firewall";
+
+fn ensure_family(f: Family) -> Result<(), String> {
+    let reject = ["-j", "REJECT", "--reject-with", f.reject_with];
     // Chains first (an existing one is fine), then their rules, then the
     // jumps to them, each added only when missing.
     for chain in [INPUT_CHAIN, FORWARD_CHAIN] {
         // Another server on the host may make it at the same moment.
-        if !iptables(&["-n", "-L", chain])? && !iptables(&["-N", chain])? {
-            iptables_must(&["-n", "-L", chain])?;
+        if !run(f, &["-n", "-L", chain])? && !run(f, &["-N", chain])? {
+            must(f, &["-n", "-L", chain])?;
         }
     }
     let established: Vec<&str> =
         vec!["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"];
-    ensure_rule(INPUT_CHAIN, &established, false)?;
-    ensure_rule(INPUT_CHAIN, &reject, false)?;
-    let metadata: Vec<&str> = ["-d", LINK_LOCAL].iter().chain(reject.iter()).copied().collect();
-    ensure_rule(FORWARD_CHAIN, &metadata, false)?;
-    ensure_rule("INPUT", &["-i", BOXES, "-j", INPUT_CHAIN], true)?;
+    ensure_rule(f, INPUT_CHAIN, &established, false)?;
+    ensure_rule(f, INPUT_CHAIN, &reject, false)?;
+    let metadata: Vec<&str> = ["-d", f.link_local].iter().chain(reject.iter()).copied().collect();
+    ensure_rule(f, FORWARD_CHAIN, &metadata, false)?;
+    ensure_rule(f, "INPUT", &["-i", BOXES, "-j", INPUT_CHAIN], true)?;
     // Docker's chain for users' rules, which it never flushes; FORWARD when
-    // the engine made none.
-    let forward = if iptables(&["-n", "-L", "DOCKER-USER"])? { "DOCKER-USER" } else { "FORWARD" };
-    ensure_rule(forward, &["-i", BOXES, "-j", FORWARD_CHAIN], true)?;
-    *done = true;
+    // the engine made none (ip6tables while Docker's IPv6 is off).
+    let forward = if run(f, &["-n", "-L", "DOCKER-USER"])? { "DOCKER-USER" } else { "FORWARD" };
+    ensure_rule(f, forward, &["-i", BOXES, "-j", FORWARD_CHAIN], true)?;
     Ok(())
 }
 
 /// Adds `rule` to `chain` unless it is there: first when `first`.
-fn ensure_rule(chain: &str, rule: &[&str], first: bool) -> Result<(), String> {
+fn ensure_rule(f: Family, chain: &str, rule: &[&str], first: bool) -> Result<(), String> {
     let mut check = vec!["-C", chain];
     check.extend_from_slice(rule);
-    if iptables(&check)? {
+    if run(f, &check)? {
         return Ok(());
     }
     let mut add = if first { vec!["-I", chain, "1"] } else { vec!["-A", chain] };
     add.extend_from_slice(rule);
-    iptables_must(&add)
+    must(f, &add)
 }
 
-/// Runs `iptables -w ARGS`: whether it succeeded, or why it could not run.
-fn iptables(args: &[&str]) -> Result<bool, String> {
-    let out = Command::new("iptables")
-        .arg("-w")
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run iptables: {e}"))?;
+/// Runs `iptables -w ARGS` (or `ip6tables`): whether it succeeded, or why
+/// it could not run.
+fn run(f: Family, args: &[&str]) -> Result<bool, String> {
+    let out = Command::new(f.program).arg("-w").args(args).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!("{NO_FIREWALL}: {} is not installed", f.program)
+        } else {
+            format!("cannot run {}: {e}", f.program)
+        }
+    })?;
     if out.status.success() {
         return Ok(true);
     }
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("ermission denied") || err.contains("you must be root") {
-        return Err(format!("iptables refused: {}", err.trim()));
+        return Err(format!("{} refused: {}", f.program, err.trim()));
+    }
+    if err.contains("can't initialize") || err.contains("Table does not exist") {
+        return Err(format!("{NO_FIREWALL}: {}: {}", f.program, err.trim()));
     }
     Ok(false)
 }
 
-fn iptables_must(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("iptables")
-        .arg("-w")
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run iptables: {e}"))?;
-    if out.status.success() {
+fn must(f: Family, args: &[&str]) -> Result<(), String> {
+    if run(f, args)? {
         return Ok(());
     }
-    Err(format!("iptables {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    let out = Command::new(f.program).arg("-w").args(args).output();
+    let err = out.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_owned()).unwrap_or_default();
+    Err(format!("{} {}: {err}", f.program, args.join(" ")))
 }

@@ -17,6 +17,7 @@
 pub mod absent;
 #[cfg(feature = "daytona")]
 pub mod daytona;
+pub mod disk;
 pub mod docker;
 pub mod docker_context;
 #[cfg(feature = "e2b")]
@@ -368,6 +369,15 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
         Ok(self.list().await?.into_iter().find(|m| m.box_id.as_deref() == Some(box_id)))
     }
 
+    /// How many bytes a running machine has written to its own disk (its
+    /// files outside volumes), or `None` where the runtime cannot say (a
+    /// cloud vendor's disk is the vendor's). holmd stops a box past its
+    /// `placement.disk` ([`crate::spec::disk_limit`]).
+    async fn disk_used(&self, id: &str) -> Result<Option<u64>> {
+        let _ = id;
+        Ok(None)
+    }
+
     /// Moves the deadline at which the runtime ends the machine, where it
     /// ends machines itself (a cloud vendor); on a host runtime the server
     /// ends boxes, and this does nothing.
@@ -381,6 +391,12 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
     /// Stops a machine, keeping its files (`can.stop`).
     async fn stop(&self, id: &str) -> Result<()> {
         Err(self.unsupported(&format!("stop {id}")))
+    }
+    /// Stops a machine at once, its processes killed rather than asked to
+    /// end, keeping its files (`can.stop`): for a machine that must not
+    /// write one more second (past its disk limit).
+    async fn stop_now(&self, id: &str) -> Result<()> {
+        self.stop(id).await
     }
     /// Starts a stopped machine; its endpoints may move (`can.stop`).
     async fn start(&self, id: &str) -> Result<Machine> {

@@ -84,6 +84,7 @@ impl Service {
             runtime: Some(src.runtime.clone()),
             memory: src.placement.memory.clone(),
             cpus: src.placement.cpus,
+            disk: src.placement.disk.clone(),
             expires_after_secs: request.expires_after_secs,
             idle_timeout_secs: request.idle_timeout_secs.or(src.idle_timeout_secs),
             pids_limit: src.placement.pids_limit,

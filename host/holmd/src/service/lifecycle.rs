@@ -24,6 +24,17 @@ impl Service {
     /// Stops a running box, keeping its files. Stopping a stopped box is
     /// not an error.
     pub async fn stop(&self, id: &str) -> Result<BoxInfo, Error> {
+        self.stop_with(id, None).await
+    }
+
+    /// Stops a running box as [`Service::stop`] does; with a `reason` (why
+    /// the server stopped it, kept in its record) at once, its processes
+    /// killed ([`holm::runtime::Runtime::stop_now`]).
+    pub(super) async fn stop_with(
+        &self,
+        id: &str,
+        reason: Option<String>,
+    ) -> Result<BoxInfo, Error> {
         let entry = self.get(id)?;
         let runtime = self.able(&entry.record(), |c| c.stop, "stop")?;
         let _op = entry.op.lock().await;
@@ -34,17 +45,21 @@ impl Service {
         let Some(machine) = r.machine_id else {
             return Err(Error::NoMachine { id: id.to_owned() });
         };
-        runtime.stop(&machine).await.map_err(runtime_error)?;
+        if reason.is_some() {
+            runtime.stop_now(&machine).await.map_err(runtime_error)?;
+        } else {
+            runtime.stop(&machine).await.map_err(runtime_error)?;
+        }
         let now = self.clock.now_secs();
         entry.transition(Move::STOP, |r| {
-            r.reason = None;
+            r.reason = reason.clone();
             r.guest = None;
             r.bridge = None;
             r.viewer = None;
             r.last_activity = now;
         });
         self.save(&entry).await;
-        tracing::info!(box_id = %id, "box stopped");
+        tracing::info!(box_id = %id, reason = reason.as_deref().unwrap_or("asked"), "box stopped");
         Ok(entry.info())
     }
 

@@ -42,6 +42,9 @@ pub struct Limits {
     /// The most bytes of removed boxes' recordings the server keeps
     /// (`HOLM_RECORDINGS_KEPT`); past it the oldest boxes' are dropped.
     pub recordings_bytes: u64,
+    /// How often each running box's disk use is measured against its
+    /// `placement.disk` (10 s; on docker and podman).
+    pub disk_check: std::time::Duration,
     /// How long a new box's guest may take to give any answer before its
     /// machine is restarted once ([`holm::launch::FIRST_ANSWER_TIMEOUT`]).
     pub first_answer: std::time::Duration,
@@ -58,6 +61,7 @@ impl Default for Limits {
             timeline_bytes: 100 << 20,
             timelines_kept_bytes: 2 << 30,
             recordings_bytes: 20 << 30,
+            disk_check: std::time::Duration::from_secs(10),
             first_answer: holm::launch::FIRST_ANSWER_TIMEOUT,
         }
     }

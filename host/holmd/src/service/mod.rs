@@ -10,6 +10,7 @@
 //! - `progress`: the stages of a box's latest bringing up, followed;
 //! - `idempotency`: keys written before their box;
 //! - `expiry`: the idle clock and removal at the deadline;
+//! - `disk`: the watch that stops a box past its `placement.disk`;
 //! - `traces`: the trace queue and its reading;
 //! - `recovery`: taking boxes back when a server starts;
 //! - `bridge`: the Chromium bridge's secret and access;
@@ -25,6 +26,7 @@ mod agent;
 mod bridge;
 mod control;
 mod create;
+mod disk;
 mod errors;
 mod expiry;
 mod idempotency;
@@ -272,10 +274,24 @@ impl Service {
 
     /// Runs the deadline check, the writer, the warm pools' refill and the
     /// control watchers' start once a second, and forgets old idempotency keys every hour, until the
-    /// process ends.
+    /// process ends. Beside it, at its own pace (a measurement can take a
+    /// while), the disk watch ([`Limits::disk_check`]).
     pub fn spawn_background(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let service = Arc::clone(self);
-        tokio::spawn(async move {
+        let disk = Arc::clone(self);
+        let disk_watch = async move {
+            let mut tick =
+                tokio::time::interval(disk.limits.disk_check.max(Duration::from_millis(100)));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let round = std::panic::AssertUnwindSafe(disk.watch_disk());
+                if futures_util::FutureExt::catch_unwind(round).await.is_err() {
+                    tracing::error!("a round of the disk watch failed; the next goes on");
+                }
+            }
+        };
+        let rounds = async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut n: u64 = 0;
@@ -310,6 +326,9 @@ impl Service {
                 }
                 n = n.wrapping_add(1);
             }
+        };
+        tokio::spawn(async move {
+            tokio::join!(rounds, disk_watch);
         })
     }
 

@@ -503,7 +503,9 @@ class BoxInfo(_BoxInfoRequired, total=False):
     idle_timeout_secs: Optional[int]
     #: The image it runs.
     image: Optional[str]
-    #: Why it is `failed` or `unreachable`, or why it was removed.
+    #: Why it is `failed` or `unreachable`, why the server stopped it
+    #: (beginning with `disk_limit` when it wrote past `placement.disk`),
+    #: or why it was removed.
     reason: Optional[str]
     #: Set on a create (or fork) answered again for a repeated
     #: `Idempotency-Key`: nothing new was made.
@@ -1663,6 +1665,12 @@ class Placement(TypedDict, total=False):
     """Where a box runs and for how long."""
     #: CPUs, such as `2` or `0.5`.
     cpus: Optional[float]
+    #: The most the box may write to its own disk (its files outside
+    #: volumes), such as `10g` or `512m`: 32m to 1t, default 10g. The
+    #: server measures a running box's use every few seconds and stops a
+    #: box past it (`stopped`, with a reason that begins `disk_limit`).
+    #: Docker and podman only; a vendor's box has the vendor's disk.
+    disk: Optional[str]
     #: The box is removed this many seconds after it is created (at least 60).
     expires_after_secs: Optional[int]
     #: The box is removed when no command came through the server for this

@@ -251,7 +251,24 @@ impl<V: Vendor> Runtime for Remote<V> {
 
     fn check(&self, resolved: &Resolved) -> std::result::Result<(), Vec<Issue>> {
         let facts = self.vendor.facts();
-        facts.resources.apply(facts.provider, resolved.memory_bytes, resolved.nano_cpus).map(drop)
+        let mut issues = match facts.resources.apply(
+            facts.provider,
+            resolved.memory_bytes,
+            resolved.nano_cpus,
+        ) {
+            Ok(_) => Vec::new(),
+            Err(issues) => issues,
+        };
+        if resolved.disk_bytes.is_some() {
+            issues.push(Issue {
+                path: "placement.disk".into(),
+                problem: format!(
+                    "a box on {} has the vendor's disk; placement.disk is for docker and podman",
+                    facts.provider
+                ),
+            });
+        }
+        if issues.is_empty() { Ok(()) } else { Err(issues) }
     }
 
     async fn ping(&self) -> Result<()> {
