@@ -100,15 +100,25 @@ impl reqwest::dns::Resolve for PublicOnly {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                return Err(refusal(&host, bad.ip()).into());
-            }
-            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            let addrs: reqwest::dns::Addrs = Box::new(resolve_public(&host).await?.into_iter());
             Ok(addrs)
         })
     }
+}
+
+/// Resolves `host` with the system's resolver, refusing it (permission
+/// denied, with the reason) when any of its addresses is not public: the
+/// check of [`Addresses::Public`] for a client that connects by itself (a
+/// gRPC channel), at each connection.
+pub async fn resolve_public(host: &str) -> std::io::Result<Vec<SocketAddr>> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+    if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            refusal(host, bad.ip()),
+        ));
+    }
+    Ok(addrs)
 }
 
 /// [`crate::client_builder`] for a client that may connect to `addresses`:

@@ -156,10 +156,19 @@ fn code_name(code: tonic::Code) -> &'static str {
 /// Modal's (the connection failed) has no HTTP status, so it counts as
 /// never answered.
 pub fn vendor_error(what: &str, status: &tonic::Status, secret: &str) -> VendorError {
-    let transport = status.code() == tonic::Code::Unavailable
-        && status.metadata().is_empty()
-        && (status.message().contains("transport") || status.message().contains("connect"));
-    let message = if transport {
+    // An address the runtime may not reach, refused by the channel's
+    // resolver (`channel`): its reason, not tonic's "dns error".
+    let refused = std::iter::successors(std::error::Error::source(status), |e| e.source())
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .find(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        .map(ToString::to_string);
+    let transport = refused.is_some()
+        || status.code() == tonic::Code::Unavailable
+            && status.metadata().is_empty()
+            && (status.message().contains("transport") || status.message().contains("connect"));
+    let message = if let Some(why) = refused {
+        why
+    } else if transport {
         "cannot connect".to_owned()
     } else if status.message().is_empty() {
         code_name(status.code()).to_lowercase().replace('_', " ")
@@ -216,7 +225,8 @@ impl ModalApi {
                 .tls_config(ClientTlsConfig::new().with_native_roots())
                 .map_err(|e| format!("TLS for {server_url}: {e}"))?;
         }
-        let client = ModalClientClient::new(endpoint.connect_lazy())
+        let channel = super::channel::open(&endpoint, addresses);
+        let client = ModalClientClient::new(channel)
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);
         let http = holm_client::address::client_builder(addresses)

@@ -41,6 +41,7 @@
 //! Modal's own client does with its command router for such a server.
 
 pub mod api;
+mod channel;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
