@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::{VENDOR, Vercel};
 use crate::image::Progress;
-use crate::runtime::remote::{Recipe, Retry, VResult, VendorError};
+use crate::runtime::remote::{Addresses, Recipe, Retry, VResult, VendorError};
 
 /// The repository of box images in the project.
 pub const REPOSITORY: &str = "holm-box";
@@ -196,6 +196,9 @@ impl Vercel {
             serveraddress: Some(registry.clone()),
             ..DockerCredentials::default()
         };
+        check_registry(&registry, self.options.addresses)
+            .await
+            .map_err(|e| fail("push the image to VCR", e))?;
         let options = PushImageOptionsBuilder::default().tag(tag).build();
         let mut stream = docker.push_image(&repo, Some(options), Some(credentials));
         let mut failed = None;
@@ -253,8 +256,34 @@ impl Vercel {
     }
 }
 
+/// Refuses a registry (`host` or `host:port`) whose name resolves to an
+/// address a public-only runtime may not reach, just before the engine
+/// pushes to it with the token (the engine resolves the name again itself).
+async fn check_registry(registry: &str, addresses: Addresses) -> Result<(), String> {
+    if addresses == Addresses::Any {
+        return Ok(());
+    }
+    let host = match registry.rsplit_once(':') {
+        Some((h, port)) if port.parse::<u16>().is_ok() => h,
+        _ => registry,
+    };
+    holm_client::address::resolve_public(host.trim_start_matches('[').trim_end_matches(']'))
+        .await
+        .map(drop)
+        .map_err(|e| format!("registry_url: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
+    #[tokio::test]
+    async fn a_registry_at_a_private_address_is_refused_before_the_push_unless_allowed() {
+        for registry in ["localhost:5000", "127.0.0.1", "[::1]:5000"] {
+            let e = super::check_registry(registry, super::Addresses::Public).await.unwrap_err();
+            assert!(e.contains("is not a public address"), "{registry}: {e}");
+            super::check_registry(registry, super::Addresses::Any).await.unwrap();
+        }
+    }
+
     use super::*;
 
     #[test]
