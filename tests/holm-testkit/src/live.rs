@@ -189,13 +189,13 @@ mod tests {
             move |k: &str| set.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
         };
         let only_secret = vars(&[("MODAL_TOKEN_SECRET", "as-x"), ("VERCEL_TOKEN", "t")]);
-        let plan = plan(&only_secret);
-        let lines = report(&plan);
+        let lines = report(&plan(&only_secret));
         assert!(lines[2].contains("NOT RUN") && lines[2].contains("MODAL_TOKEN_ID"), "{lines:?}");
         assert!(lines[4].contains("NOT RUN") && lines[4].contains("VERCEL_TEAM_ID"), "{lines:?}");
         let e2b = vars(&[("E2B_API_KEY", "e2b_x"), ("DAYTONA_API_KEY", "")]);
-        let plan = plan(&e2b);
-        assert!(matches!(&plan[0], Planned::Run(Cloud::E2b, s) if s.key == "e2b_x"), "{plan:?}");
-        assert!(matches!(&plan[1], Planned::NotRun(Cloud::Daytona, _)), "an empty key is none");
+        let planned = plan(&e2b);
+        let first = &planned[0];
+        assert!(matches!(first, Planned::Run(Cloud::E2b, s) if s.key == "e2b_x"), "{planned:?}");
+        assert!(matches!(&planned[1], Planned::NotRun(Cloud::Daytona, _)), "an empty key is none");
     }
 }
