@@ -5,8 +5,12 @@
 //! `/opt/holm-ci/vendors` (the versions in `python/requirements.txt`;
 //! `HOLM_VENDOR_SDK_PYTHON` names another interpreter), and the TypeScript
 //! SDKs from npm into `node/node_modules` (the versions in
-//! `node/package-lock.json`, with `npm ci`). The scripts in `python/` and
-//! `node/` make the same SDK calls and print one line per check.
+//! `node/package-lock.json`, with `npm ci`; `HOLM_VENDOR_SDK_NODE` names
+//! another directory whose `node_modules` has them, and the script is
+//! copied there to run, since Node finds packages beside the script).
+//! The scripts in `python/` and `node/` make the same SDK calls and print
+//! one line per check. `scripts/vendor-drift` sets both variables to an
+//! install of the newest releases.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -14,14 +18,35 @@ use std::process::Command;
 /// The interpreter with the vendors' SDKs.
 pub fn python() -> PathBuf {
     std::env::var_os("HOLM_VENDOR_SDK_PYTHON")
+        .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/opt/holm-ci/vendors/bin/python"))
 }
+
+/// The variable naming another directory with the TypeScript SDKs in its
+/// `node_modules`.
+pub const NODE_ENV: &str = "HOLM_VENDOR_SDK_NODE";
 
 /// A script: `NAME.py` in `python/`, `NAME.mjs` in `node/`.
 pub fn script(name: &str) -> PathBuf {
     let dir = if name.ends_with(".mjs") { "node" } else { "python" };
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir).join(name)
+}
+
+/// Where `script` runs: itself, or for a TypeScript script with
+/// [`NODE_ENV`] set, a copy of it in that directory.
+fn placed(script: PathBuf) -> PathBuf {
+    let other = std::env::var_os(NODE_ENV).filter(|d| !d.is_empty());
+    match other {
+        Some(dir) if script.extension().is_some_and(|e| e == "mjs") => {
+            let name = script.file_name().expect("the script's name");
+            let copy = PathBuf::from(dir).join(name);
+            std::fs::copy(&script, &copy)
+                .unwrap_or_else(|e| panic!("copy {} to {}: {e}", script.display(), copy.display()));
+            copy
+        }
+        _ => script,
+    }
 }
 
 /// The command that runs `script`: the SDKs' Python, or Node.js with the
@@ -65,7 +90,7 @@ pub struct Run {
 /// own (the stand-in keeps serving meanwhile). Fails the test, saying what
 /// to install, when the interpreter or its SDKs are missing.
 pub async fn run(script_name: &str, env: Vec<(String, String)>) -> Run {
-    let path = script(script_name);
+    let path = placed(script(script_name));
     let mut command = interpreter(&path);
     let out = tokio::task::spawn_blocking(move || {
         command

@@ -32,6 +32,7 @@ pub mod cloud;
 pub mod desk;
 pub mod gate;
 pub mod leaks;
+pub mod live;
 pub mod load;
 pub mod matrix;
 pub mod rfb;

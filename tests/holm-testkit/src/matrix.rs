@@ -86,21 +86,35 @@ pub struct Target {
     /// The cloud vendor whose stand-in runs the boxes (on the local Docker
     /// engine), or none for a host runtime.
     pub vendor: Option<Cloud>,
+    /// The vendor is the real one, from its variables ([`crate::live`]),
+    /// not its stand-in: nothing of it is on the local engine to look at.
+    pub live: bool,
 }
 
 impl Target {
     /// Docker, runc, X11.
-    pub const DOCKER: Self =
-        Self { engine: Engine::Docker, isolation: None, display: Profile::X11, vendor: None };
+    pub const DOCKER: Self = Self {
+        engine: Engine::Docker,
+        isolation: None,
+        display: Profile::X11,
+        vendor: None,
+        live: false,
+    };
     /// podman, runc, X11.
-    pub const PODMAN: Self =
-        Self { engine: Engine::Podman, isolation: None, display: Profile::X11, vendor: None };
+    pub const PODMAN: Self = Self {
+        engine: Engine::Podman,
+        isolation: None,
+        display: Profile::X11,
+        vendor: None,
+        live: false,
+    };
     /// Docker under gVisor, X11.
     pub const DOCKER_RUNSC: Self = Self {
         engine: Engine::Docker,
         isolation: Some("runsc"),
         display: Profile::X11,
         vendor: None,
+        live: false,
     };
     /// podman under gVisor, X11.
     pub const PODMAN_RUNSC: Self = Self {
@@ -108,6 +122,7 @@ impl Target {
         isolation: Some("runsc"),
         display: Profile::X11,
         vendor: None,
+        live: false,
     };
 
     /// E2B through its stand-in, X11.
@@ -122,7 +137,18 @@ impl Target {
     pub const VERCEL: Self = Self::vendor(Cloud::Vercel);
 
     const fn vendor(cloud: Cloud) -> Self {
-        Self { engine: Engine::Docker, isolation: None, display: Profile::X11, vendor: Some(cloud) }
+        Self {
+            engine: Engine::Docker,
+            isolation: None,
+            display: Profile::X11,
+            vendor: Some(cloud),
+            live: false,
+        }
+    }
+
+    /// The real vendor `cloud`, from its own variables ([`crate::live`]), X11.
+    pub const fn live(cloud: Cloud) -> Self {
+        Self { live: true, ..Self::vendor(cloud) }
     }
 
     /// The target a [`suite!`](crate::suite) names: a runtime (`docker`,
@@ -187,11 +213,19 @@ impl Target {
     }
 
     /// [`Target::server`], with its configuration changed by `change` last
-    /// (a host runtime's only; a vendor's server is the stand-in's).
+    /// (a host runtime's only; a vendor's server is the stand-in's, or the
+    /// real vendor's on a live run).
     pub async fn server_with(
         &self,
         change: impl FnOnce(&mut holmd::config::ServerConfig),
     ) -> TestServer {
+        if let (true, Some(cloud)) = (self.live, self.vendor) {
+            // Vercel's runtime builds the box image on the local engine.
+            if cloud == Cloud::Vercel {
+                self.ensure_image().await;
+            }
+            return crate::live::server_from_env(cloud).await;
+        }
         self.ensure_image().await;
         if let Some(cloud) = self.vendor {
             // The stand-in lives as long as the server.
