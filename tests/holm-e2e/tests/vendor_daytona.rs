@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 
 use holm::image::ImageRequest;
-use holm::runtime::Runtime as _;
 use holm::runtime::daytona::{Daytona, Options};
 use holm::runtime::remote::{Addresses, NewSandbox, Recipe, Resources, Vendor};
 use holm_standins::daytona::{DEACTIVATE_AFTER_SECS, DaytonaStandin};
@@ -19,9 +18,7 @@ async fn daytona_activates_a_snapshot_that_went_inactive_unused() {
     if !e2e_enabled().await {
         return;
     }
-    let docker = holm::runtime::docker::DockerRuntime::connect("docker").expect("docker");
-    let mut base = |p: holm::image::Progress| eprintln!("[base] {p:?}");
-    docker.make_base(&mut base).await.expect("the base image");
+    holm_testkit::matrix::ensure_base().await;
 
     let s = DaytonaStandin::start().await;
     let daytona = Daytona::new(
@@ -67,9 +64,7 @@ async fn daytona_builds_the_snapshot_in_the_targets_region() {
     if !e2e_enabled().await {
         return;
     }
-    let docker = holm::runtime::docker::DockerRuntime::connect("docker").expect("docker");
-    let mut base = |p: holm::image::Progress| eprintln!("[base] {p:?}");
-    docker.make_base(&mut base).await.expect("the base image");
+    holm_testkit::matrix::ensure_base().await;
 
     let s = DaytonaStandin::start().await;
     let daytona = Daytona::new(

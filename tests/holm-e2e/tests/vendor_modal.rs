@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use holm::image::ImageRequest;
-use holm::runtime::Runtime as _;
 use holm::runtime::modal::{Modal, Options};
 use holm::runtime::remote::{Addresses, Idle, NewSandbox, Recipe, Resources, Vendor};
 use holm_standins::modal::ModalStandin;
@@ -24,9 +23,7 @@ async fn modal_gets_the_guest_by_blob_and_its_environment_by_secret_and_keeps_id
     if !e2e_enabled().await {
         return;
     }
-    let docker = holm::runtime::docker::DockerRuntime::connect("docker").expect("docker");
-    let mut base = |p: holm::image::Progress| eprintln!("[base] {p:?}");
-    docker.make_base(&mut base).await.expect("the base image");
+    holm_testkit::matrix::ensure_base().await;
 
     let s = ModalStandin::start().await;
     let modal = Modal::new(

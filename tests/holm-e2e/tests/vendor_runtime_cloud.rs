@@ -5,7 +5,6 @@
 //! build's answer comes back and the image never builds.
 
 use holm::image::ImageRequest;
-use holm::runtime::Runtime as _;
 use holm::runtime::remote::{Addresses, Recipe, Vendor};
 use holm::runtime::runtime_cloud::{Options, RuntimeCloud};
 use holm_standins::runtime_cloud::RuntimeCloudStandin;
@@ -16,9 +15,7 @@ async fn runtime_cloud_builds_an_image_again_after_a_failed_build() {
     if !e2e_enabled().await {
         return;
     }
-    let docker = holm::runtime::docker::DockerRuntime::connect("docker").expect("docker");
-    let mut base = |p: holm::image::Progress| eprintln!("[base] {p:?}");
-    docker.make_base(&mut base).await.expect("the base image");
+    holm_testkit::matrix::ensure_base().await;
 
     let s = RuntimeCloudStandin::start().await;
     let rc = RuntimeCloud::new(

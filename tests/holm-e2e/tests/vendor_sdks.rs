@@ -6,7 +6,6 @@
 //! vendor's limit, and a wrong key. The stand-ins keep each vendor's
 //! contract as its SDK reads it.
 
-use holm::runtime::Runtime;
 use holm_standins::daytona::DaytonaStandin;
 use holm_standins::e2b::E2bStandin;
 use holm_standins::modal::ModalStandin;
@@ -15,9 +14,7 @@ use holm_standins::vercel::VercelStandin;
 use holm_testkit::e2e_enabled;
 
 async fn base_image() {
-    let docker = holm::runtime::docker::DockerRuntime::connect("docker").expect("docker");
-    let mut progress = |p: holm::image::Progress| eprintln!("[base] {p:?}");
-    docker.make_base(&mut progress).await.expect("the base image");
+    holm_testkit::matrix::ensure_base().await;
 }
 
 fn lines(run: &sdk::Run) -> Vec<String> {

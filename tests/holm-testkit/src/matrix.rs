@@ -365,6 +365,15 @@ impl Target {
     }
 }
 
+/// Makes sure the local Docker engine has the base image (the vendors'
+/// images are built from it), one test process at a time.
+pub async fn ensure_base() {
+    let rt = Engine::Docker.require().await;
+    let _lock = FileLock::acquire(".holm_e2e_image_docker.lock");
+    let mut progress = |p: holm::image::Progress| eprintln!("[base] {p:?}");
+    rt.make_base(&mut progress).await.expect("make the base image");
+}
+
 /// Makes sure `engine` has the plain box image of the `display` profile
 /// (making the base first if needed) and answers its tag; one test process
 /// builds at a time.
