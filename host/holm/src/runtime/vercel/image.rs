@@ -90,6 +90,21 @@ pub(super) fn tag_of(recipe: &Recipe) -> String {
     content.name_for(&[recipe.dockerfile.as_bytes(), crate::image::guest_sha256().as_bytes()])
 }
 
+/// What holm reads of a Vercel team.
+#[derive(Deserialize)]
+struct Team {
+    slug: String,
+    #[serde(default)]
+    billing: Option<Billing>,
+}
+
+/// A team's billing.
+#[derive(Deserialize)]
+struct Billing {
+    #[serde(default)]
+    plan: Option<String>,
+}
+
 impl Vercel {
     /// The tag's status at VCR, or `None` when there is no such tag.
     pub(super) async fn tag_status(&self, tag: &str) -> VResult<Option<TagStatus>> {
@@ -108,46 +123,29 @@ impl Vercel {
         }
     }
 
-    /// The team's plan (`billing.plan` of `GET /v2/teams/{id}`: `hobby`,
-    /// `pro` or `enterprise`); empty when Vercel names none.
-    pub(super) async fn plan(&self) -> VResult<String> {
-        #[derive(Deserialize)]
-        struct Team {
-            #[serde(default)]
-            billing: Option<Billing>,
-        }
-        #[derive(Deserialize)]
-        struct Billing {
-            #[serde(default)]
-            plan: Option<String>,
-        }
+    /// The team (`GET /v2/teams/{id}`).
+    async fn team(&self) -> VResult<Team> {
         let team_id = self.options.team_id.clone();
-        let team: Team = self
-            .rest
+        self.rest
             .json("read the team", Retry::Idempotent, |r| {
                 self.scoped(r.request(Method::GET, &format!("/v2/teams/{team_id}")))
             })
-            .await?;
-        Ok(team.billing.and_then(|b| b.plan).unwrap_or_default())
+            .await
+    }
+
+    /// The team's plan (`billing.plan` of `GET /v2/teams/{id}`: `hobby`,
+    /// `pro` or `enterprise`); empty when Vercel names none.
+    pub(super) async fn plan(&self) -> VResult<String> {
+        Ok(self.team().await?.billing.and_then(|b| b.plan).unwrap_or_default())
     }
 
     /// `repo/path` of the project at VCR: `<team-slug>/<project-slug>`.
     async fn registry_path(&self) -> VResult<String> {
         #[derive(Deserialize)]
-        struct Team {
-            slug: String,
-        }
-        #[derive(Deserialize)]
         struct Project {
             name: String,
         }
-        let team_id = self.options.team_id.clone();
-        let team: Team = self
-            .rest
-            .json("read the team", Retry::Idempotent, |r| {
-                self.scoped(r.request(Method::GET, &format!("/v2/teams/{team_id}")))
-            })
-            .await?;
+        let team = self.team().await?;
         let project_id = self.options.project_id.clone();
         let project: Project = self
             .rest
