@@ -262,9 +262,9 @@ impl ComputerBuilder {
                 None => {
                     return Err(Error::UnknownRuntime {
                         name: name.to_owned(),
-                        known: crate::runtime::CONTAINER_ENGINES
-                            .iter()
-                            .map(|n| (*n).to_owned())
+                        known: crate::runtime::container_engines()
+                            .into_iter()
+                            .map(str::to_owned)
                             .collect(),
                     });
                 }

@@ -27,9 +27,6 @@ use crate::service::Offered;
 /// Makes the error for a table and a field of the runtimes file.
 pub(crate) type FileErr<'a> = &'a dyn Fn(Option<&str>, Option<&str>, String) -> anyhow::Error;
 
-/// The host kinds the server looks for at start, in order.
-const FOUND: &[&str] = &["docker", "podman", "nerdctl", "smolvm", "microsandbox"];
-
 /// The host runtimes to offer: found ones and the file's, filtered by
 /// `wanted` (`HOLM_SERVER_RUNTIMES`, or all when `None`).
 pub(crate) async fn host_runtimes(
@@ -40,13 +37,13 @@ pub(crate) async fn host_runtimes(
     let named = |name: &str| wanted.is_some_and(|w| w.iter().any(|n| n == name));
     let allowed = |name: &str| wanted.is_none() || named(name);
     let mut out = BTreeMap::new();
-    for kind in FOUND {
-        let table = file.runtimes.get(*kind);
+    for kind in holm::runtime::kind::KINDS.iter().filter(|k| k.found).map(|k| k.name) {
+        let table = file.runtimes.get(kind);
         if !allowed(kind) || table.and_then(|t| t.enabled) == Some(false) {
             continue;
         }
         if let Some(offered) = offer(kind, kind, table, named(kind), file_err).await? {
-            out.insert((*kind).to_owned(), offered);
+            out.insert(kind.to_owned(), offered);
         }
     }
     for t in file.runtimes.values().filter(|t| t.adds) {
@@ -69,8 +66,12 @@ async fn offer(
     always: bool,
     file_err: FileErr<'_>,
 ) -> anyhow::Result<Option<Offered>> {
-    let runtime: Arc<dyn Runtime> = match kind {
-        "docker" | "podman" => {
+    use holm::runtime::kind::Driver;
+    let Some(k) = holm::runtime::kind::kind(kind).filter(|k| !k.is_vendor()) else {
+        anyhow::bail!("{kind:?} is no host kind; the runtimes file adds only host runtimes")
+    };
+    let runtime: Arc<dyn Runtime> = match k.driver {
+        Driver::Engine => {
             let engine = engine_runtime(kind, name, table, file_err)?;
             match engine.ping().await {
                 Ok(()) => check_isolation(&engine, table, file_err).await?,
@@ -84,19 +85,19 @@ async fn offer(
             }
             Arc::new(engine)
         }
-        "microsandbox" => match microsandbox(name, table, file_err)? {
+        Driver::Microsandbox => match microsandbox(name, table, file_err)? {
             Ok(rt) => Arc::new(rt),
             Err(_) if !always => return Ok(None),
             Err(reason) => Arc::new(AbsentRuntime::with_reason(name, "microsandbox", reason)),
         },
-        _ => {
-            let provider = if kind == "nerdctl" { "nerdctl" } else { "smolvm" };
-            let program = program(provider, table, file_err)?;
+        Driver::Planned => {
+            let program = program(kind, table, file_err)?;
             if program.is_none() && !always {
                 return Ok(None);
             }
-            Arc::new(AbsentRuntime::new(name, provider, program.as_deref()))
+            Arc::new(AbsentRuntime::new(name, k.name, program.as_deref()))
         }
+        Driver::Vendor(_) => anyhow::bail!("{kind:?} is a vendor; it is not offered from the file"),
     };
     let mut offered = Offered::new(runtime);
     if let Some(t) = table {
@@ -142,7 +143,7 @@ fn microsandbox(
         return Ok(Err(microsandbox::find_program(None).unwrap_err()));
     };
     let build_with = table.and_then(|t| t.build_with.as_deref()).unwrap_or("docker");
-    if !holm::runtime::CONTAINER_ENGINES.contains(&build_with) {
+    if !holm::runtime::container_engines().contains(&build_with) {
         return Err(file_err(
             Some(name),
             Some("build_with"),

@@ -78,7 +78,9 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
     )
     .map_err(anyhow::Error::msg)?;
     let remote_tables = || {
-        file.runtimes.values().filter(|t| runtimes_file::REMOTE_KINDS.contains(&t.kind.as_str()))
+        file.runtimes
+            .values()
+            .filter(|t| holm::runtime::kind::kind(&t.kind).is_some_and(|k| k.is_vendor()))
     };
     let file_lifetimes =
         remote_tables().map(|t| (t.name.clone(), (t.lifetime, t.max_lifetime))).collect();

@@ -19,9 +19,8 @@ use std::path::Path;
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
-use holm::runtime::remote;
+use holm::runtime::kind::{self, Field, FieldType, LIFETIME_FIELDS, VendorKind};
 use holm_proto::Issue;
-use holm_proto::host::{Can, Environment};
 use serde_json::Value;
 
 /// The server key that seals vendor keys. Never logged.
@@ -185,118 +184,14 @@ fn aad(runtime: &str, secret: &str, version: u64) -> String {
     format!("holm-runtime\0{runtime}\0{secret}\0{version}")
 }
 
-/// The type of a vendor field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Text.
-    Text,
-    /// An `https` URL at a public address (when given through the API).
-    Endpoint,
-    /// `true` or `false`.
-    Bool,
-    /// Seconds, at least 60.
-    Secs,
+/// The vendor `provider` names, from its runtime-kind descriptor.
+pub fn vendor(provider: &str) -> Option<&'static VendorKind> {
+    kind::kind(provider).and_then(|k| k.vendor())
 }
 
-/// One field a vendor takes.
-#[derive(Debug, Clone, Copy)]
-pub struct Field {
-    /// Its name.
-    pub name: &'static str,
-    /// Its type.
-    pub kind: Kind,
-    /// Whether a runtime needs it.
-    pub required: bool,
-    /// The vendor's own environment variable for it, for
-    /// `HOLM_SERVER_SANDBOXES`.
-    pub env: Option<&'static str>,
-}
-
-const fn f(name: &'static str, kind: Kind, required: bool, env: Option<&'static str>) -> Field {
-    Field { name, kind, required, env }
-}
-
-/// A cloud vendor holm knows.
-#[derive(Debug, Clone, Copy)]
-pub struct Vendor {
-    /// Its provider name.
-    pub provider: &'static str,
-    /// What its boxes are isolated by.
-    pub environment: Environment,
-    /// What it can do.
-    pub can: Can,
-    /// The fields it takes besides the lifetimes.
-    pub fields: &'static [Field],
-    /// The vendor's own environment variable for its key.
-    pub key_env: &'static str,
-}
-
-const LIFETIME_FIELDS: &[Field] =
-    &[f("lifetime_secs", Kind::Secs, false, None), f("max_lifetime_secs", Kind::Secs, false, None)];
-
-/// Every vendor, as the seeds name them.
-pub const VENDORS: &[Vendor] = &[
-    Vendor {
-        provider: "e2b",
-        environment: remote::E2B.environment,
-        can: remote::E2B.can,
-        fields: &[
-            f("api_url", Kind::Endpoint, false, Some("E2B_API_URL")),
-            f("sandbox_url", Kind::Endpoint, false, Some("E2B_SANDBOX_URL")),
-            f("public_traffic", Kind::Bool, false, None),
-        ],
-        key_env: "E2B_API_KEY",
-    },
-    Vendor {
-        provider: "vercel",
-        environment: remote::VERCEL.environment,
-        can: remote::VERCEL.can,
-        fields: &[
-            f("team_id", Kind::Text, true, Some("VERCEL_TEAM_ID")),
-            f("project_id", Kind::Text, true, Some("VERCEL_PROJECT_ID")),
-            f("api_url", Kind::Endpoint, false, Some("VERCEL_API_URL")),
-            f("registry_url", Kind::Endpoint, false, Some("VERCEL_REGISTRY_URL")),
-        ],
-        key_env: "VERCEL_TOKEN",
-    },
-    Vendor {
-        provider: "daytona",
-        environment: remote::DAYTONA.environment,
-        can: remote::DAYTONA.can,
-        fields: &[
-            f("api_url", Kind::Endpoint, false, Some("DAYTONA_API_URL")),
-            f("target", Kind::Text, false, Some("DAYTONA_TARGET")),
-        ],
-        key_env: "DAYTONA_API_KEY",
-    },
-    Vendor {
-        provider: "modal",
-        environment: remote::MODAL.environment,
-        can: remote::MODAL.can,
-        fields: &[
-            f("token_id", Kind::Text, true, Some("MODAL_TOKEN_ID")),
-            f("server_url", Kind::Endpoint, false, Some("MODAL_SERVER_URL")),
-            f("environment", Kind::Text, false, Some("MODAL_ENVIRONMENT")),
-        ],
-        key_env: "MODAL_TOKEN_SECRET",
-    },
-    Vendor {
-        provider: "runtime-cloud",
-        environment: remote::RUNTIME_CLOUD.environment,
-        can: remote::RUNTIME_CLOUD.can,
-        fields: &[f("api_url", Kind::Endpoint, false, Some("RUNTIME_API_URL"))],
-        key_env: "RUNTIME_API_KEY",
-    },
-];
-
-/// The vendor `provider` names.
-pub fn vendor(provider: &str) -> Option<&'static Vendor> {
-    VENDORS.iter().find(|v| v.provider == provider)
-}
-
-/// The provider names of every vendor.
-pub fn vendor_names() -> Vec<&'static str> {
-    VENDORS.iter().map(|v| v.provider).collect()
+/// The provider names of every vendor, for messages.
+pub fn vendor_names() -> String {
+    kind::names(kind::vendors())
 }
 
 /// The name of a vendor's one secret.
@@ -305,7 +200,7 @@ pub const API_KEY: &str = "api_key";
 /// The longest lifetime a vendor's sandboxes can have, where the vendor
 /// ends them itself.
 pub fn hard_max_secs(provider: &str) -> Option<u64> {
-    remote::facts(provider).and_then(|f| f.hard_max_secs)
+    vendor(provider).and_then(|v| v.facts.hard_max_secs)
 }
 
 /// Checks a runtime's name: 1 to 40 lowercase letters, digits, `-` or `_`.
@@ -329,7 +224,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 /// at a public address. Every wrong field is named at once, under
 /// `fields.NAME`.
 pub fn check_fields(
-    vendor: &Vendor,
+    vendor: &VendorKind,
     fields: &BTreeMap<String, Value>,
     from_api: bool,
 ) -> Result<serde_json::Map<String, Value>, Vec<Issue>> {
@@ -344,13 +239,13 @@ pub fn check_fields(
                 path,
                 problem: format!(
                     "{} takes no field {name:?}; it takes: {}",
-                    vendor.provider,
+                    vendor.facts.provider,
                     names.join(", ")
                 ),
             });
             continue;
         };
-        match check_value(field.kind, value, from_api) {
+        match check_value(field.ty, value, from_api) {
             Ok(v) => {
                 out.insert(name.clone(), v);
             }
@@ -361,18 +256,18 @@ pub fn check_fields(
         if !out.contains_key(field.name) {
             issues.push(Issue {
                 path: format!("fields.{}", field.name),
-                problem: format!("{} needs it", vendor.provider),
+                problem: format!("{} needs it", vendor.facts.provider),
             });
         }
     }
-    if let Some(hard) = hard_max_secs(vendor.provider) {
+    if let Some(hard) = hard_max_secs(vendor.facts.provider) {
         for field in ["lifetime_secs", "max_lifetime_secs"] {
             if let Some(secs) = out.get(field).and_then(Value::as_u64).filter(|s| *s > hard) {
                 issues.push(Issue {
                     path: format!("fields.{field}"),
                     problem: format!(
                         "{secs} seconds is more than {} allows: its sandboxes live at most {hard} seconds",
-                        vendor.provider
+                        vendor.facts.provider
                     ),
                 });
             }
@@ -391,14 +286,14 @@ pub fn check_fields(
     if issues.is_empty() { Ok(out) } else { Err(issues) }
 }
 
-fn check_value(kind: Kind, value: &Value, from_api: bool) -> Result<Value, String> {
+fn check_value(kind: FieldType, value: &Value, from_api: bool) -> Result<Value, String> {
     match kind {
-        Kind::Text => match value {
+        FieldType::Text => match value {
             Value::String(s) if !s.trim().is_empty() => Ok(Value::String(s.trim().to_owned())),
             Value::Number(n) => Ok(Value::String(n.to_string())),
             _ => Err("must be a non-empty string".into()),
         },
-        Kind::Endpoint => {
+        FieldType::Endpoint => {
             let s = value.as_str().ok_or("must be a URL in quotes, such as \"https://…\"")?;
             if from_api {
                 check_public_endpoint(s)?;
@@ -407,12 +302,12 @@ fn check_value(kind: Kind, value: &Value, from_api: bool) -> Result<Value, Strin
             }
             Ok(Value::String(s.to_owned()))
         }
-        Kind::Bool => match value {
+        FieldType::Bool => match value {
             Value::Bool(b) => Ok(Value::Bool(*b)),
             Value::String(s) if s == "true" || s == "false" => Ok(Value::Bool(s == "true")),
             _ => Err("must be true or false".into()),
         },
-        Kind::Secs => {
+        FieldType::Secs => {
             let secs = match value {
                 Value::Number(n) => n.as_u64(),
                 Value::String(s) => crate::runtimes_file::parse_duration(s).ok(),
@@ -513,7 +408,7 @@ pub fn env_sandboxes(
         let v = vendor(name).ok_or_else(|| {
             format!(
                 "HOLM_SERVER_SANDBOXES names {name:?}, which is no vendor; use some of: {}",
-                vendor_names().join(", ")
+                vendor_names()
             )
         })?;
         if out.iter().any(|s| s.provider == name) {

@@ -39,11 +39,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The engines a table can add a runtime on, or change.
-pub const HOST_KINDS: &[&str] = &["docker", "podman", "nerdctl", "smolvm", "microsandbox"];
-/// The cloud vendors, whose runtimes come from `holm runtime add` or
-/// `HOLM_SERVER_SANDBOXES`; the file may set their lifetimes and resources.
-pub const REMOTE_KINDS: &[&str] = &["e2b", "vercel", "daytona", "modal", "runtime-cloud"];
+use holm::runtime::kind::{self, RuntimeKind, Setting};
 
 /// One `[runtimes.NAME]` table.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -191,53 +187,18 @@ pub const CAPABILITIES: &[&str] = &[
     "WAKE_ALARM",
 ];
 
-/// Which fields a kind of runtime takes.
-fn applies(field: &str, kind: &str) -> bool {
-    let remote = REMOTE_KINDS.contains(&kind);
-    match field {
-        "provider" | "memory" | "cpus" | "lifetime" | "max_lifetime" => true,
-        "enabled" => !remote,
-        "isolation" => matches!(kind, "docker" | "podman" | "nerdctl"),
-        "context" => kind == "docker",
-        "program" | "build_with" => matches!(kind, "smolvm" | "microsandbox"),
-        "pids_limit" | "no_new_privileges" | "cap_add" | "seccomp" => {
-            matches!(kind, "docker" | "podman")
+/// Every field a table may have: the settings, then the vendors' endpoints.
+fn field_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = Setting::ALL.iter().map(|s| s.as_str()).collect();
+    for k in kind::vendors() {
+        for f in k.vendor().into_iter().flat_map(|v| v.fields) {
+            if k.file_field(f.name).is_some() && !names.contains(&f.name) {
+                names.push(f.name);
+            }
         }
-        // podman's boxes join podman's own network, never holm's.
-        "host_access" => kind == "docker",
-        "api_url" => matches!(kind, "e2b" | "daytona" | "runtime-cloud" | "vercel"),
-        "registry_url" => kind == "vercel",
-        "sandbox_url" => kind == "e2b",
-        "server_url" => kind == "modal",
-        "allow_private_addresses" => remote,
-        "pool" => !remote,
-        _ => false,
     }
+    names
 }
-
-const FIELDS: &[&str] = &[
-    "provider",
-    "enabled",
-    "memory",
-    "cpus",
-    "lifetime",
-    "max_lifetime",
-    "isolation",
-    "context",
-    "program",
-    "build_with",
-    "pids_limit",
-    "host_access",
-    "no_new_privileges",
-    "cap_add",
-    "seccomp",
-    "api_url",
-    "sandbox_url",
-    "server_url",
-    "registry_url",
-    "allow_private_addresses",
-    "pool",
-];
 
 /// Parses and checks the text of a runtimes file.
 pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
@@ -287,9 +248,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RuntimesFile, FileError> {
         }
     }
     if let Some(default) = &out.default {
-        let known = out.runtimes.contains_key(default)
-            || HOST_KINDS.contains(&default.as_str())
-            || REMOTE_KINDS.contains(&default.as_str());
+        let known = out.runtimes.contains_key(default) || kind::kind(default).is_some();
         if !known {
             return Err(err(
                 None,
@@ -325,7 +284,7 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
             let p = v
                 .as_str()
                 .ok_or_else(|| err(Some(name), Some("provider"), "must be a string".into()))?;
-            if REMOTE_KINDS.contains(&p) {
+            if kind::kind(p).is_some_and(RuntimeKind::is_vendor) {
                 return Err(err(
                     Some(name),
                     Some("provider"),
@@ -334,14 +293,14 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                     ),
                 ));
             }
-            if !HOST_KINDS.contains(&p) {
+            if kind::kind(p).is_none() {
                 return Err(err(
                     Some(name),
                     Some("provider"),
-                    format!("{p:?} is no engine; use one of: {}", HOST_KINDS.join(", ")),
+                    format!("{p:?} is no engine; use one of: {}", kind::names(kind::hosts())),
                 ));
             }
-            if HOST_KINDS.contains(&name) || REMOTE_KINDS.contains(&name) {
+            if kind::kind(name).is_some() {
                 return Err(err(
                     Some(name),
                     Some("provider"),
@@ -355,13 +314,14 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
     };
     let kind = match &provider {
         Some(p) => p.clone(),
-        None if HOST_KINDS.contains(&name) || REMOTE_KINDS.contains(&name) => name.to_owned(),
+        None if kind::kind(name).is_some() => name.to_owned(),
         None => {
             return Err(err(
                 Some(name),
                 None,
                 format!(
-                    "no runtime is named {name:?}: to add one on an engine, give provider = \"docker\" (or podman, nerdctl, smolvm, microsandbox)"
+                    "no runtime is named {name:?}: to add one on an engine, give provider = one of: {}",
+                    kind::names(kind::hosts())
                 ),
             ));
         }
@@ -372,156 +332,26 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
         adds: provider.is_some(),
         ..RuntimeTable::default()
     };
+    let k = kind::kind(&kind).expect("the kind was checked above");
     for (field, value) in table {
         let f = field.as_str();
-        if !FIELDS.contains(&f) {
-            return Err(err(
-                Some(name),
-                Some(f),
-                format!("unknown field; the fields are: {}", FIELDS.join(", ")),
-            ));
-        }
-        if !applies(f, &kind) {
-            return Err(err(Some(name), Some(f), format!("does not apply to {kind} runtimes")));
-        }
         let bad = |what: &str| err(Some(name), Some(f), what.to_owned());
-        match f {
-            "provider" => {}
-            "enabled" => {
-                t.enabled = Some(value.as_bool().ok_or_else(|| bad("must be true or false"))?)
-            }
-            "memory" => {
-                let s = value
-                    .as_str()
-                    .ok_or_else(|| bad("must be a size in quotes, such as \"4g\""))?;
-                let bytes = holm::spec::parse_memory(s).map_err(|e| bad(&e))?;
-                if bytes < 256 * 1024 * 1024 {
-                    return Err(bad("is less than the 256m a desktop needs"));
-                }
-                if bytes > holm::spec::MAX_MEMORY_BYTES {
-                    return Err(bad("is more than the 64g (64 GiB) a box may have"));
-                }
-                t.memory = Some(bytes);
-            }
-            "cpus" => {
-                let c = value
-                    .as_float()
-                    .or_else(|| value.as_integer().map(|i| i as f64))
-                    .ok_or_else(|| bad("must be a number, such as 2 or 1.5"))?;
-                if !(c > 0.0 && c <= 256.0) {
-                    return Err(bad("must be above 0 and at most 256"));
-                }
-                t.cpus = Some(c);
-            }
-            "lifetime" | "max_lifetime" => {
-                let secs = duration(value).map_err(|e| bad(&e))?;
-                if secs < holm::spec::MIN_LIFETIME_SECS {
-                    return Err(bad(&format!(
-                        "must be at least {} seconds",
-                        holm::spec::MIN_LIFETIME_SECS
-                    )));
-                }
-                if secs > holm::spec::LONGEST_LIFETIME_SECS {
-                    return Err(bad(&format!(
-                        "{secs} seconds is above the longest lifetime holm allows, {} seconds (a year)",
-                        holm::spec::LONGEST_LIFETIME_SECS
-                    )));
-                }
-                if f == "lifetime" { t.lifetime = Some(secs) } else { t.max_lifetime = Some(secs) }
-            }
-            "isolation" | "context" | "build_with" => {
-                let s = value
-                    .as_str()
-                    .filter(|s| !s.is_empty())
-                    .ok_or_else(|| bad("must be a non-empty string"))?;
-                match f {
-                    "isolation" => t.isolation = Some(s.to_owned()),
-                    "context" => t.context = Some(s.to_owned()),
-                    _ => {
-                        if !HOST_KINDS[..3].contains(&s) {
-                            return Err(bad("must be docker, podman or nerdctl"));
-                        }
-                        t.build_with = Some(s.to_owned());
-                    }
-                }
-            }
-            "program" => {
-                let s = value
-                    .as_str()
-                    .filter(|s| !s.is_empty())
-                    .ok_or_else(|| bad("must be a path"))?;
-                t.program = Some(PathBuf::from(s));
-            }
-            "pids_limit" => {
-                let n = value
-                    .as_integer()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .filter(|n| (64..=4_194_304).contains(n))
-                    .ok_or_else(|| bad("must be a whole number from 64 to 4194304"))?;
-                t.pids_limit = Some(n);
-            }
-            "host_access" | "no_new_privileges" => {
-                let b = value.as_bool().ok_or_else(|| bad("must be true or false"))?;
-                if f == "host_access" {
-                    t.host_access = Some(b)
-                } else {
-                    t.no_new_privileges = Some(b)
-                }
-            }
-            "cap_add" => {
-                let caps = value.as_array().ok_or_else(|| {
-                    bad("must be a list of capability names, such as [\"NET_RAW\"]")
-                })?;
-                for c in caps {
-                    let name = c
-                        .as_str()
-                        .map(|s| s.trim_start_matches("CAP_").to_ascii_uppercase())
-                        .filter(|s| CAPABILITIES.contains(&s.as_str()))
-                        .ok_or_else(|| {
-                            bad(&format!(
-                                "{c} is not a capability; they are: {}",
-                                CAPABILITIES.join(", ")
-                            ))
-                        })?;
-                    t.cap_add.push(name);
-                }
-            }
-            "seccomp" => {
-                let s = value
-                    .as_str()
-                    .filter(|s| !s.is_empty())
-                    .ok_or_else(|| bad("must be \"unconfined\" or the path of a profile file"))?;
-                t.seccomp = Some(if s == "unconfined" {
-                    s.to_owned()
-                } else {
-                    let text = std::fs::read_to_string(s)
-                        .map_err(|e| bad(&format!("cannot read the profile {s}: {e}")))?;
-                    serde_json::from_str::<serde_json::Value>(&text)
-                        .map_err(|e| bad(&format!("the profile {s} is not JSON: {e}")))?;
-                    text
-                });
-            }
-            "api_url" | "sandbox_url" | "server_url" | "registry_url" => {
-                let s = value.as_str().ok_or_else(|| bad("must be a URL in quotes"))?;
-                let url =
-                    url::Url::parse(s).map_err(|e| bad(&format!("{s:?} is not a URL: {e}")))?;
-                if !matches!(url.scheme(), "http" | "https") {
-                    return Err(bad("must be an http or https URL"));
-                }
-                if !url.username().is_empty() || url.password().is_some() {
-                    return Err(bad(
-                        "must not carry a user or password; the key is added with holm runtime add",
-                    ));
-                }
-                t.endpoints.insert(f.to_owned(), s.to_owned());
-            }
-            "allow_private_addresses" => {
-                t.allow_private_addresses =
-                    Some(value.as_bool().ok_or_else(|| bad("must be true or false"))?);
-            }
-            "pool" => t.pools = pools(value).map_err(|e| bad(&e))?,
-            _ => unreachable!("every field in FIELDS is handled"),
+        if k.file_field(f).is_some() {
+            t.endpoints.insert(f.to_owned(), endpoint(value).map_err(|e| bad(&e))?);
+            continue;
         }
+        let Some(setting) = Setting::parse(f) else {
+            let message = if field_names().contains(&f) {
+                format!("does not apply to {kind} runtimes")
+            } else {
+                format!("unknown field; the fields are: {}", field_names().join(", "))
+            };
+            return Err(bad(&message));
+        };
+        if !k.takes(setting) {
+            return Err(bad(&format!("does not apply to {kind} runtimes")));
+        }
+        set(&mut t, setting, value).map_err(|e| bad(&e))?;
     }
     if let (Some(l), Some(m)) = (t.lifetime, t.max_lifetime)
         && l > m
@@ -533,6 +363,131 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
         ));
     }
     Ok(t)
+}
+
+/// Sets `setting` of `t` from `value`, or says what is wrong with it.
+fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<(), String> {
+    use Setting as S;
+    let text = |what: &str| {
+        value.as_str().filter(|s| !s.is_empty()).map(str::to_owned).ok_or_else(|| what.to_owned())
+    };
+    let flag = || value.as_bool().ok_or_else(|| "must be true or false".to_owned());
+    match setting {
+        S::Provider => {}
+        S::Enabled => t.enabled = Some(flag()?),
+        S::Memory => t.memory = Some(memory(value)?),
+        S::Cpus => {
+            let c = value
+                .as_float()
+                .or_else(|| value.as_integer().map(|i| i as f64))
+                .ok_or("must be a number, such as 2 or 1.5")?;
+            if !(c > 0.0 && c <= 256.0) {
+                return Err("must be above 0 and at most 256".into());
+            }
+            t.cpus = Some(c);
+        }
+        S::Lifetime => t.lifetime = Some(lifetime(value)?),
+        S::MaxLifetime => t.max_lifetime = Some(lifetime(value)?),
+        S::Isolation => t.isolation = Some(text("must be a non-empty string")?),
+        S::Context => t.context = Some(text("must be a non-empty string")?),
+        S::BuildWith => {
+            let engine = text("must be a non-empty string")?;
+            let builders: Vec<&str> = kind::hosts().filter(|k| k.builds).map(|k| k.name).collect();
+            if !builders.contains(&engine.as_str()) {
+                let (last, rest) = builders.split_last().expect("some kinds build images");
+                return Err(format!("must be {} or {last}", rest.join(", ")));
+            }
+            t.build_with = Some(engine);
+        }
+        S::Program => t.program = Some(PathBuf::from(text("must be a path")?)),
+        S::PidsLimit => {
+            let n = value
+                .as_integer()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| (64..=4_194_304).contains(n))
+                .ok_or("must be a whole number from 64 to 4194304")?;
+            t.pids_limit = Some(n);
+        }
+        S::HostAccess => t.host_access = Some(flag()?),
+        S::NoNewPrivileges => t.no_new_privileges = Some(flag()?),
+        S::CapAdd => t.cap_add = capabilities(value)?,
+        S::Seccomp => {
+            let s = text("must be \"unconfined\" or the path of a profile file")?;
+            t.seccomp = Some(if s == "unconfined" { s } else { profile(&s)? });
+        }
+        S::AllowPrivateAddresses => t.allow_private_addresses = Some(flag()?),
+        S::Pool => t.pools = pools(value)?,
+    }
+    Ok(())
+}
+
+/// Reads `memory`: a size in quotes, from the 256m a desktop needs to the
+/// most a box may have.
+fn memory(value: &toml::Value) -> Result<u64, String> {
+    let s = value.as_str().ok_or("must be a size in quotes, such as \"4g\"")?;
+    let bytes = holm::spec::parse_memory(s)?;
+    if bytes < 256 * 1024 * 1024 {
+        return Err("is less than the 256m a desktop needs".into());
+    }
+    if bytes > holm::spec::MAX_MEMORY_BYTES {
+        return Err("is more than the 64g (64 GiB) a box may have".into());
+    }
+    Ok(bytes)
+}
+
+/// Reads `lifetime` or `max_lifetime`: a duration within holm's bounds.
+fn lifetime(value: &toml::Value) -> Result<u64, String> {
+    let secs = duration(value)?;
+    if secs < holm::spec::MIN_LIFETIME_SECS {
+        return Err(format!("must be at least {} seconds", holm::spec::MIN_LIFETIME_SECS));
+    }
+    if secs > holm::spec::LONGEST_LIFETIME_SECS {
+        return Err(format!(
+            "{secs} seconds is above the longest lifetime holm allows, {} seconds (a year)",
+            holm::spec::LONGEST_LIFETIME_SECS
+        ));
+    }
+    Ok(secs)
+}
+
+/// Reads `cap_add`: capability names, with or without `CAP_`.
+fn capabilities(value: &toml::Value) -> Result<Vec<String>, String> {
+    let caps =
+        value.as_array().ok_or("must be a list of capability names, such as [\"NET_RAW\"]")?;
+    caps.iter()
+        .map(|c| {
+            c.as_str()
+                .map(|s| s.trim_start_matches("CAP_").to_ascii_uppercase())
+                .filter(|s| CAPABILITIES.contains(&s.as_str()))
+                .ok_or_else(|| {
+                    format!("{c} is not a capability; they are: {}", CAPABILITIES.join(", "))
+                })
+        })
+        .collect()
+}
+
+/// Reads a seccomp profile file, which must be JSON.
+fn profile(path: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the profile {path}: {e}"))?;
+    serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|e| format!("the profile {path} is not JSON: {e}"))?;
+    Ok(text)
+}
+
+/// Reads a vendor's endpoint: an http or https URL without a user.
+fn endpoint(value: &toml::Value) -> Result<String, String> {
+    let s = value.as_str().ok_or("must be a URL in quotes")?;
+    let url = url::Url::parse(s).map_err(|e| format!("{s:?} is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("must be an http or https URL".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "must not carry a user or password; the key is added with holm runtime add".into()
+        );
+    }
+    Ok(s.to_owned())
 }
 
 /// Reads `pool`: an array of tables, each a `size` and the spec its boxes

@@ -32,7 +32,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "the command runner's one state machine; split planned with the guest's domain modules (issue 27.4)",
     ),
     ("host/holm-mcp/src/tools.rs", "the MCP tool table; split with the tool slices (issue 27.2)"),
-    ("host/holmd/src/runtimes_file.rs", "the runtimes file's parser and its many refusal tests"),
 ];
 
 /// Rust files that cannot open with an inner doc comment.

@@ -136,7 +136,7 @@ pub(super) fn local_engine(
         Some(engine) => Ok(engine?),
         None => anyhow::bail!(
             "--local works on a container engine on this host: {}, not {name:?}",
-            holm::runtime::CONTAINER_ENGINES.join(", ")
+            holm::runtime::container_engines().join(", ")
         ),
     }
 }

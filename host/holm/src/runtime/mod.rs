@@ -23,6 +23,7 @@ pub mod docker_context;
 #[cfg(feature = "e2b")]
 pub mod e2b;
 pub mod firewall;
+pub mod kind;
 pub mod microsandbox;
 #[cfg(feature = "modal")]
 pub mod modal;
@@ -75,10 +76,17 @@ pub const LABEL_FORKED_FROM: &str = "holm.forked_from";
 pub const ENV_SECRET_SHA256: &str = "HOLM_BOX_SECRET_SHA256";
 
 /// The container engines a name selects with their defaults, for the
-/// library and the CLI (holmd reads the runtimes file as well).
-pub const CONTAINER_ENGINES: &[&str] = &["docker", "podman"];
+/// library and the CLI (holmd reads the runtimes file as well): the kinds
+/// driven as [`kind::Driver::Engine`].
+pub fn container_engines() -> Vec<&'static str> {
+    kind::KINDS
+        .iter()
+        .filter(|k| matches!(k.driver, kind::Driver::Engine))
+        .map(|k| k.name)
+        .collect()
+}
 
-/// The container engine `name` (one of [`CONTAINER_ENGINES`]) with its
+/// The container engine `name` (one of [`container_engines`]) with its
 /// defaults, or `None` for any other name. Nothing is sent until the first
 /// call.
 pub fn container_engine(name: &str) -> Option<Result<docker::DockerRuntime>> {

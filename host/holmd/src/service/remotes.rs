@@ -230,11 +230,12 @@ impl Service {
             name: r.name.clone(),
             provider: r.provider.clone(),
             place: Place::Remote,
-            environment: vendor.map_or(holm_proto::host::Environment::Unknown, |v| v.environment),
+            environment: vendor
+                .map_or(holm_proto::host::Environment::Unknown, |v| v.facts.environment),
             state,
             reason,
             default: r.name == self.default_runtime,
-            can: vendor.map(|v| v.can).unwrap_or_default(),
+            can: vendor.map(|v| v.facts.can).unwrap_or_default(),
             lifetime_secs: remote.lifetimes.default_secs,
             max_lifetime_secs: remote.lifetimes.max_secs,
             secrets,
@@ -264,7 +265,8 @@ impl Service {
 
     /// Why `name` cannot be added or changed through the API, when it cannot.
     fn not_through_api(&self, name: &str) -> Option<ApiError> {
-        if self.runtimes.contains_key(name) || crate::runtimes_file::HOST_KINDS.contains(&name) {
+        if self.runtimes.contains_key(name) || holm::runtime::kind::hosts().any(|k| k.name == name)
+        {
             return Some(
                 ApiError::new(
                     ErrorCode::Forbidden,
@@ -315,16 +317,13 @@ impl Service {
         let mut checked = serde_json::Map::new();
         match vendor {
             None => {
-                let problem = if crate::runtimes_file::HOST_KINDS.contains(&provider) {
+                let problem = if holm::runtime::kind::kind(provider).is_some() {
                     format!(
                         "{provider:?} is a host engine; the API adds only remote vendors: {}",
-                        registry::vendor_names().join(", ")
+                        registry::vendor_names()
                     )
                 } else {
-                    format!(
-                        "{provider:?} is no vendor; use one of: {}",
-                        registry::vendor_names().join(", ")
-                    )
+                    format!("{provider:?} is no vendor; use one of: {}", registry::vendor_names())
                 };
                 issues.push(Issue { path: "provider".into(), problem });
             }
@@ -343,7 +342,9 @@ impl Service {
         // The stored key never goes to an address it was not given for: a
         // changed endpoint needs the key again.
         if let (true, Some(v), Some(e)) = (keep, vendor, &existing) {
-            for field in v.fields.iter().filter(|f| f.kind == registry::Kind::Endpoint) {
+            for field in
+                v.fields.iter().filter(|f| f.ty == holm::runtime::kind::FieldType::Endpoint)
+            {
                 if e.fields.get(field.name) != checked.get(field.name) {
                     issues.push(Issue {
                         path: "api_key".into(),

@@ -33,6 +33,7 @@ mod limits;
 mod recipe;
 mod rest;
 mod runtime;
+pub mod vendors;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -351,6 +352,29 @@ impl std::fmt::Debug for Account<'_> {
     }
 }
 
+impl Account<'_> {
+    /// Its text field `name`, which `kind` declares.
+    pub fn text(&self, kind: &super::kind::VendorKind, name: &str) -> Option<String> {
+        debug_assert!(kind.fields.iter().any(|f| f.name == name), "{name} is not declared");
+        self.fields.get(name).and_then(serde_json::Value::as_str).map(str::to_owned)
+    }
+
+    /// Its flag `name`, which `kind` declares; `false` when unset.
+    pub fn flag(&self, kind: &super::kind::VendorKind, name: &str) -> bool {
+        debug_assert!(kind.fields.iter().any(|f| f.name == name), "{name} is not declared");
+        self.fields.get(name).and_then(serde_json::Value::as_bool).unwrap_or(false)
+    }
+
+    /// The addresses its runtime may reach: any with
+    /// [`ALLOW_PRIVATE_FIELD`], else public ones only.
+    pub fn addresses(&self) -> Addresses {
+        match self.fields.get(ALLOW_PRIVATE_FIELD).and_then(serde_json::Value::as_bool) {
+            Some(true) => Addresses::Any,
+            _ => Addresses::Public,
+        }
+    }
+}
+
 /// The variable that lets a vendor account made from the environment
 /// (each vendor's `from_env`) reach private addresses: `1`. Without it, its
 /// API and the endpoints it answers must be at public addresses.
@@ -371,74 +395,20 @@ pub fn addresses_from_env() -> Addresses {
 
 /// The facts of a vendor this crate knows, by provider name.
 pub fn facts(provider: &str) -> Option<&'static VendorFacts> {
-    [&E2B, &DAYTONA, &MODAL, &RUNTIME_CLOUD, &VERCEL].into_iter().find(|f| f.provider == provider)
+    super::kind::kind(provider).and_then(|k| k.vendor()).map(|v| v.facts)
 }
 
 /// The runtime of a vendor account, or why this build cannot make one.
 pub fn connect(account: &Account<'_>) -> Result<Arc<dyn RemoteRuntime>, String> {
-    let field = |k: &str| account.fields.get(k).and_then(serde_json::Value::as_str);
-    let flag =
-        |k: &str| account.fields.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
-    let addresses = if flag(ALLOW_PRIVATE_FIELD) { Addresses::Any } else { Addresses::Public };
-    let _ = (&field, &flag, addresses);
-    match account.provider {
-        #[cfg(feature = "e2b")]
-        "e2b" => {
-            let options = super::e2b::Options {
-                api_url: field("api_url").map(str::to_owned),
-                sandbox_url: field("sandbox_url").map(str::to_owned),
-                public_traffic: flag("public_traffic"),
-                addresses,
-            };
-            let vendor = super::e2b::E2b::new(account.key, options)?;
-            Ok(Arc::new(Remote::new(account.name, vendor)))
-        }
-        #[cfg(feature = "daytona")]
-        "daytona" => {
-            let options = super::daytona::Options {
-                api_url: field("api_url").map(str::to_owned),
-                target: field("target").map(str::to_owned),
-                addresses,
-            };
-            let vendor = super::daytona::Daytona::new(account.key, options)?;
-            Ok(Arc::new(Remote::new(account.name, vendor)))
-        }
-        #[cfg(feature = "modal")]
-        "modal" => {
-            let options = super::modal::Options {
-                server_url: field("server_url").map(str::to_owned),
-                environment: field("environment").map(str::to_owned),
-                addresses,
-            };
-            let token_id = field("token_id").unwrap_or_default();
-            let vendor = super::modal::Modal::new(token_id, account.key, options)?;
-            Ok(Arc::new(Remote::new(account.name, vendor)))
-        }
-        #[cfg(feature = "runtime-cloud")]
-        "runtime-cloud" => {
-            let options = super::runtime_cloud::Options {
-                api_url: field("api_url").map(str::to_owned),
-                addresses,
-            };
-            let vendor = super::runtime_cloud::RuntimeCloud::new(account.key, options)?;
-            Ok(Arc::new(Remote::new(account.name, vendor)))
-        }
-        #[cfg(feature = "vercel")]
-        "vercel" => {
-            let options = super::vercel::Options {
-                team_id: field("team_id").unwrap_or_default().to_owned(),
-                project_id: field("project_id").unwrap_or_default().to_owned(),
-                api_url: field("api_url").map(str::to_owned),
-                registry_url: field("registry_url").map(str::to_owned),
-                addresses,
-            };
-            let vendor = super::vercel::Vercel::new(account.key, options)?;
-            Ok(Arc::new(Remote::new(account.name, vendor)))
-        }
-        p if facts(p).is_some() => Err(format!(
-            "this build of holm has no {p} adapter: build it with the `{p}` cargo feature (cargo build --features {p})"
-        )),
-        p => Err(format!(
+    let p = account.provider;
+    match super::kind::kind(p).and_then(|k| k.vendor()) {
+        Some(v) => match v.connect {
+            Some(connect) => connect(account),
+            None => Err(format!(
+                "this build of holm has no {p} adapter: build it with the `{p}` cargo feature (cargo build --features holm/{p})"
+            )),
+        },
+        None => Err(format!(
             "no adapter for provider {p} in this build yet; boxes cannot be created on it"
         )),
     }
