@@ -27,6 +27,7 @@ mod http;
 mod lifecycle;
 pub mod live;
 pub mod record;
+pub mod reference;
 pub mod scale;
 mod server;
 mod sessions;

@@ -113,10 +113,6 @@ mod tests {
 
     use super::*;
 
-    const BEGIN: &str =
-        "<!-- vars: made from holmd's vars.rs; HOLM_UPDATE_SNAPSHOTS=1 writes it -->\n";
-    const END: &str = "<!-- /vars -->\n";
-
     fn crate_dir() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
     }
@@ -124,21 +120,8 @@ mod tests {
     /// `docs/config.md`'s table is [`markdown`]'s, byte for byte.
     #[test]
     fn docs_config_md_lists_every_variable() {
-        let path = crate_dir().join("../../docs/config.md");
-        let doc = std::fs::read_to_string(&path).unwrap();
-        let start = doc.find(BEGIN).expect("docs/config.md has the vars markers") + BEGIN.len();
-        let end = start + doc[start..].find(END).expect("the closing vars marker");
-        let fresh = markdown();
-        if doc[start..end] != fresh {
-            if std::env::var_os("HOLM_UPDATE_SNAPSHOTS").is_some() {
-                std::fs::write(&path, format!("{}{fresh}{}", &doc[..start], &doc[end..])).unwrap();
-            } else {
-                panic!(
-                    "docs/config.md's table is not VARS'; run with HOLM_UPDATE_SNAPSHOTS=1 \
-                     to write it, then review the diff"
-                );
-            }
-        }
+        let doc = crate_dir().join("../../docs/config.md");
+        holm_proto::docgen::check_section(&doc, "vars", &markdown(), "holmd").unwrap();
     }
 
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

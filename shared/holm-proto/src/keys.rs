@@ -607,28 +607,12 @@ mod tests {
 
 #[cfg(test)]
 mod docs {
-    /// `docs/keys.md` is generated from [`super::KEYS`]; this test keeps it
-    /// current. Regenerate with `UPDATE_DOCS=1 cargo test -p holm-proto docs`.
+    /// `docs/keys.md`'s table is generated from [`super::KEYS`]; this test
+    /// keeps it current (`HOLM_UPDATE_SNAPSHOTS=1` writes it).
     #[test]
     fn docs_keys_md_is_current() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/keys.md");
-        let want = format!(
-            "# Key names\n\n\
-             <!-- Generated from shared/holm-proto/src/keys.rs by \
-             `UPDATE_DOCS=1 cargo test -p holm-proto docs`; do not edit. -->\n\n\
-             Names are case-insensitive; `_`, `-` and spaces inside a name are ignored. \
-             A chord joins keys with `+` (`ctrl+shift+t`): every part but the last is a modifier. \
-             A single character names the key that types it; `0x…` names any X keysym. \
-             In `type` text, `\\n` is Return and `\\t` is Tab.\n\n{}",
-            super::markdown_table()
-        );
-        if std::env::var_os("UPDATE_DOCS").is_some() {
-            std::fs::write(&path, &want).unwrap();
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "docs/keys.md is stale; run: UPDATE_DOCS=1 cargo test -p holm-proto docs"
-        );
+        crate::docgen::check_section(&path, "keys", &super::markdown_table(), "holm-proto")
+            .unwrap();
     }
 }

@@ -39,6 +39,7 @@ pub mod accessibility;
 pub mod agent;
 pub mod contract;
 pub mod desk;
+pub mod docgen;
 pub mod error;
 pub mod guest;
 pub mod host;

@@ -19,6 +19,8 @@ mod boxes;
 mod desktop;
 mod exec;
 mod images;
+#[cfg(test)]
+mod reference;
 mod runtimes;
 mod timeline;
 
@@ -500,6 +502,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    /// docs/cli.md's command reference is the command line's own
+    /// definition (`HOLM_UPDATE_SNAPSHOTS=1` writes it).
+    #[test]
+    fn docs_cli_md_reference_is_the_command_line() {
+        use clap::CommandFactory;
+        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let reference = super::reference::markdown(&mut Cli::command());
+        holm_proto::docgen::check_section(&doc, "reference", &reference, "holm-cli").unwrap();
+    }
+
     use super::*;
 
     #[test]
