@@ -8,7 +8,11 @@
 //! proxy (`X-Daytona-Preview-Token`, `DAYTONA_SANDBOX_AUTH_KEY`, a bearer
 //! API key; a 307 to the login otherwise; the preview warning page for
 //! browsers without `X-Daytona-Skip-Preview-Warning`), its toolbox's
-//! swagger, and its Python SDK 0.190.0: `Authorization: Bearer <key>`;
+//! swagger, and its Python SDK 0.190.0, and the API as its Python SDK
+//! 0.226.1 carries it (`daytona_api_client`: `Sandbox` requires a boolean
+//! `kvm`, `SandboxListItem` a boolean `networkBlockAll`, resources are
+//! integers; `CreateSandbox.kvm` is for linux-vm snapshots only):
+//! `Authorization: Bearer <key>`;
 //! JSON bodies of at most 100 KB (Express's default, which Daytona keeps;
 //! 413 otherwise); a snapshot (not the general one) unused for
 //! [`DEACTIVATE_AFTER_SECS`] on the stand-in's clock goes `inactive`, a
