@@ -61,6 +61,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/sandbox/{id}/ports/{port}/preview-url", get(preview::preview_url));
     let toolbox = Router::new()
         .route("/{id}/files/upload", post(super::toolbox::upload))
+        .route("/{id}/files/bulk-upload", post(super::toolbox::bulk_upload))
         .route("/{id}/files/download", get(super::toolbox::download))
         .route("/{id}/process/execute", post(super::toolbox::execute))
         .layer(DefaultBodyLimit::max(256 << 20));

@@ -50,6 +50,20 @@ use std::sync::{Arc, Mutex};
 use crate::common::{Controls, random_id};
 use crate::engine::Engine;
 
+/// The routes the stand-in serves that Daytona's current API no longer
+/// lists, each with what replaces it: method, route (`{}` for an id, as
+/// the stand-in's call log has it), replacement. The toolbox's single-file
+/// upload of the 0.190 daemon is not in `daytona_toolbox_api_client`
+/// 0.226.1, whose SDK uploads every file with `files/bulk-upload`.
+pub const DEPRECATED: &[(&str, &str, &str)] =
+    &[("POST", "/toolbox/{}/files/upload", "POST /toolbox/{sandboxId}/files/bulk-upload")];
+
+/// What replaces the route of `call`, when Daytona's current API no
+/// longer lists it.
+pub fn deprecated(call: &crate::Call) -> Option<&'static str> {
+    crate::common::replaced(DEPRECATED, call)
+}
+
 /// The ports of a sandbox the stand-in publishes.
 pub const PORTS: &[u16] = &[8765, 9223, 6080];
 /// The snapshot a sandbox gets when it names none.

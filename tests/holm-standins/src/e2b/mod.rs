@@ -65,14 +65,7 @@ pub const DEPRECATED: &[(&str, &str, &str)] = &[
 
 /// What replaces the route of `call`, when E2B's spec marks it deprecated.
 pub fn deprecated(call: &crate::Call) -> Option<&'static str> {
-    let segments: Vec<&str> = call.path.split('/').collect();
-    DEPRECATED.iter().find_map(|(method, route, instead)| {
-        let pattern: Vec<&str> = route.split('/').collect();
-        let same = *method == call.method
-            && pattern.len() == segments.len()
-            && pattern.iter().zip(&segments).all(|(p, s)| *p == "{}" || p == s);
-        same.then_some(*instead)
-    })
+    crate::common::replaced(DEPRECATED, call)
 }
 
 /// A template build's status.
