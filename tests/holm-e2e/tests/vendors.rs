@@ -467,8 +467,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// holm called none of the routes the vendor's spec marks deprecated (the
-/// stand-in serves them for older SDKs): each would be the first to go.
+/// holm called none of the routes the vendor's spec marks deprecated or no
+/// longer lists (the stand-in serves them for older SDKs): each would be
+/// the first to go.
 fn no_deprecated_route(c: &CloudServer) {
     let deprecated: Vec<String> = c
         .standin
@@ -479,7 +480,8 @@ fn no_deprecated_route(c: &CloudServer) {
         .filter_map(|call| {
             let instead = match c.cloud {
                 Cloud::E2b => holm_standins::e2b::deprecated(call),
-                Cloud::Daytona | Cloud::Modal | Cloud::RuntimeCloud | Cloud::Vercel => None,
+                Cloud::Daytona => holm_standins::daytona::deprecated(call),
+                Cloud::Modal | Cloud::RuntimeCloud | Cloud::Vercel => None,
             };
             instead.map(|i| format!("{} {} (instead: {i})", call.method, call.path))
         })
