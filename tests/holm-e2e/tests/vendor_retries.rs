@@ -58,7 +58,7 @@ async fn an_e2b_create_answered_503_is_found_in_a_list_that_lags() {
     if !e2e_enabled().await {
         return;
     }
-    let (c, id) = created_after_a_503(Cloud::E2b, "/sandboxes", 1500).await;
+    let (c, id) = created_after_a_503(Cloud::E2b, "/v2/sandboxes", 1500).await;
     let Standin::E2b(e) = &c.standin else { unreachable!("an E2B stand-in") };
     let made = e.sandbox_ids();
     assert_eq!(made.len(), 1, "one sandbox: {made:?}");

@@ -43,6 +43,20 @@ async fn e2bs_sdk_accepts_the_e2b_stand_in(script: &str) {
     assert!(standin.sandbox_ids().is_empty(), "the SDK's sandboxes are gone");
     // The SDK listed in pages of one: the stand-in paged with X-Next-Token.
     assert!(standin.calls.to("GET", "/v2/sandboxes").len() >= 3);
+    // The SDK made its sandbox and resumed it with E2B's current create
+    // and connect, not the deprecated `POST /sandboxes` and
+    // `POST /sandboxes/{id}/connect`.
+    let calls = standin.calls.all();
+    assert!(
+        calls.iter().any(|c| c.method == "POST" && c.path == "/v2/sandboxes"),
+        "the SDK created with POST /v2/sandboxes: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.method == "POST"
+            && c.path.starts_with("/v2/sandboxes/")
+            && c.path.ends_with("/connect")),
+        "the SDK resumed with POST /v2/sandboxes/{{id}}/connect: {calls:?}"
+    );
 }
 
 /// Daytona's SDK (the script `script`, Python or TypeScript) against the

@@ -182,7 +182,7 @@ fn read_method(cloud: Cloud) -> &'static str {
 /// The vendor's path for creating a sandbox.
 fn create_path(cloud: Cloud) -> &'static str {
     match cloud {
-        Cloud::E2b => "/sandboxes",
+        Cloud::E2b => "/v2/sandboxes",
         Cloud::Daytona => "/api/sandbox",
         Cloud::Modal => "/modal.client.ModalClient/SandboxCreate",
         Cloud::RuntimeCloud => "/v1/sandboxes",
@@ -467,6 +467,28 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// holm called none of the routes the vendor's spec marks deprecated or no
+/// longer lists (the stand-in serves them for older SDKs): each would be
+/// the first to go.
+fn no_deprecated_route(c: &CloudServer) {
+    let deprecated: Vec<String> = c
+        .standin
+        .controls()
+        .calls
+        .all()
+        .iter()
+        .filter_map(|call| {
+            let instead = match c.cloud {
+                Cloud::E2b => holm_standins::e2b::deprecated(call),
+                Cloud::Daytona => holm_standins::daytona::deprecated(call),
+                Cloud::Modal | Cloud::RuntimeCloud | Cloud::Vercel => None,
+            };
+            instead.map(|i| format!("{} {} (instead: {i})", call.method, call.path))
+        })
+        .collect();
+    assert!(deprecated.is_empty(), "holm called deprecated routes: {deprecated:#?}");
+}
+
 async fn scenario(cloud: Cloud) {
     let _ = logs();
     if !e2e_enabled().await {
@@ -491,6 +513,7 @@ async fn scenario(cloud: Cloud) {
     let bad = an_invalid_key_gives_a_clear_error(&c, &mut seen).await;
     let keys = vec![c.standin.key().to_owned(), rotated, bad];
     no_key_anywhere(&c, &keys, &seen, &id).await;
+    no_deprecated_route(&c);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -157,6 +157,22 @@ impl Calls {
     }
 }
 
+/// The replacement `routes` name for the route of `call`: each entry is a
+/// method, a route (`{}` for any one segment) and what replaces it.
+pub(crate) fn replaced(
+    routes: &'static [(&'static str, &'static str, &'static str)],
+    call: &Call,
+) -> Option<&'static str> {
+    let segments: Vec<&str> = call.path.split('/').collect();
+    routes.iter().find_map(|(method, route, instead)| {
+        let pattern: Vec<&str> = route.split('/').collect();
+        let same = *method == call.method
+            && pattern.len() == segments.len()
+            && pattern.iter().zip(&segments).all(|(p, s)| *p == "{}" || p == s);
+        same.then_some(*instead)
+    })
+}
+
 /// The API keys a vendor accepts now.
 #[derive(Debug, Clone, Default)]
 pub struct Keys(Arc<Mutex<BTreeSet<String>>>);

@@ -61,6 +61,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/sandbox/{id}/ports/{port}/preview-url", get(preview::preview_url));
     let toolbox = Router::new()
         .route("/{id}/files/upload", post(super::toolbox::upload))
+        .route("/{id}/files/bulk-upload", post(super::toolbox::bulk_upload))
         .route("/{id}/files/download", get(super::toolbox::download))
         .route("/{id}/process/execute", post(super::toolbox::execute))
         .layer(DefaultBodyLimit::max(256 << 20));
@@ -142,6 +143,8 @@ fn sandbox_dto(s: &Sandbox, state: &State) -> Value {
         "labels": s.labels,
         "public": s.public,
         "networkBlockAll": false,
+        // The container sandboxes the stand-in makes expose no KVM.
+        "kvm": false,
         "target": s.target,
         "cpu": s.cpu,
         "gpu": 0,
@@ -189,6 +192,17 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
             path,
             "the stand-in builds images as snapshots only (POST /snapshots)",
         );
+    }
+    match body.get("kvm") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                path,
+                "KVM is available for linux-vm snapshots only",
+            );
+        }
+        Some(_) => return error(StatusCode::BAD_REQUEST, path, "kvm must be a boolean value"),
     }
     if ["cpu", "memory", "disk"].iter().any(|k| body.get(*k).is_some_and(|v| !v.is_null())) {
         return error(
@@ -320,7 +334,8 @@ async fn detail(AxState(state): S, Path(id): Path<String>) -> Response {
 fn list_item(s: &Sandbox, state: &State) -> Value {
     let mut v = sandbox_dto(s, state);
     if let Some(m) = v.as_object_mut() {
-        for k in ["env", "networkBlockAll", "volumes", "autoArchiveInterval"] {
+        // `SandboxListItem` (0.226) keeps `networkBlockAll` and drops `kvm`.
+        for k in ["env", "kvm", "volumes", "autoArchiveInterval"] {
             m.remove(k);
         }
     }

@@ -8,7 +8,11 @@
 //! proxy (`X-Daytona-Preview-Token`, `DAYTONA_SANDBOX_AUTH_KEY`, a bearer
 //! API key; a 307 to the login otherwise; the preview warning page for
 //! browsers without `X-Daytona-Skip-Preview-Warning`), its toolbox's
-//! swagger, and its Python SDK 0.190.0: `Authorization: Bearer <key>`;
+//! swagger, and its Python SDK 0.190.0, and the API as its Python SDK
+//! 0.226.1 carries it (`daytona_api_client`: `Sandbox` requires a boolean
+//! `kvm`, `SandboxListItem` a boolean `networkBlockAll`, resources are
+//! integers; `CreateSandbox.kvm` is for linux-vm snapshots only):
+//! `Authorization: Bearer <key>`;
 //! JSON bodies of at most 100 KB (Express's default, which Daytona keeps;
 //! 413 otherwise); a snapshot (not the general one) unused for
 //! [`DEACTIVATE_AFTER_SECS`] on the stand-in's clock goes `inactive`, a
@@ -45,6 +49,20 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::{Controls, random_id};
 use crate::engine::Engine;
+
+/// The routes the stand-in serves that Daytona's current API no longer
+/// lists, each with what replaces it: method, route (`{}` for an id, as
+/// the stand-in's call log has it), replacement. The toolbox's single-file
+/// upload of the 0.190 daemon is not in `daytona_toolbox_api_client`
+/// 0.226.1, whose SDK uploads every file with `files/bulk-upload`.
+pub const DEPRECATED: &[(&str, &str, &str)] =
+    &[("POST", "/toolbox/{}/files/upload", "POST /toolbox/{sandboxId}/files/bulk-upload")];
+
+/// What replaces the route of `call`, when Daytona's current API no
+/// longer lists it.
+pub fn deprecated(call: &crate::Call) -> Option<&'static str> {
+    crate::common::replaced(DEPRECATED, call)
+}
 
 /// The ports of a sandbox the stand-in publishes.
 pub const PORTS: &[u16] = &[8765, 9223, 6080];

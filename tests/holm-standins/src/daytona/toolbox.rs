@@ -39,8 +39,9 @@ fn started(state: &State, id: &str) -> Result<(Sandbox, String), Response> {
     }
 }
 
-/// The `file` field of a `multipart/form-data` body.
-fn file_field(headers: &HeaderMap, body: &[u8]) -> Option<Vec<u8>> {
+/// The parts of a `multipart/form-data` body: each one's field name and
+/// data, in order.
+fn form_parts(headers: &HeaderMap, body: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     let ct = headers.get("content-type")?.to_str().ok()?;
     let boundary =
         ct.split(';').find_map(|p| p.trim().strip_prefix("boundary="))?.trim_matches('"');
@@ -60,20 +61,82 @@ fn file_field(headers: &HeaderMap, body: &[u8]) -> Option<Vec<u8>> {
             i += 1;
         }
     }
+    let mut fields = Vec::new();
     for part in parts {
         let part = part.strip_prefix(b"\r\n").unwrap_or(part);
         let split = part.windows(4).position(|w| w == b"\r\n\r\n")?;
         let head = String::from_utf8_lossy(&part[..split]);
-        if head.lines().any(|l| {
-            l.to_ascii_lowercase().starts_with("content-disposition") && l.contains("name=\"file\"")
-        }) {
-            let data = &part[split + 4..];
-            return Some(data.strip_suffix(b"\r\n").unwrap_or(data).to_vec());
-        }
+        let name = head.lines().find_map(|l| {
+            if !l.to_ascii_lowercase().starts_with("content-disposition") {
+                return None;
+            }
+            let rest = &l[l.find("name=\"")? + 6..];
+            Some(rest[..rest.find('"')?].to_owned())
+        })?;
+        let data = &part[split + 4..];
+        fields.push((name, data.strip_suffix(b"\r\n").unwrap_or(data).to_vec()));
     }
-    None
+    Some(fields)
 }
 
+/// The `file` field of a `multipart/form-data` body.
+fn file_field(headers: &HeaderMap, body: &[u8]) -> Option<Vec<u8>> {
+    form_parts(headers, body)?.into_iter().find(|(n, _)| n == "file").map(|(_, d)| d)
+}
+
+/// `POST /files/bulk-upload`, as the daemon's `UploadFiles` reads it (and
+/// Daytona's SDKs upload every file): `files[i].path` before each
+/// `files[i].file`; 200 `{files: [{path, bytes}]}`, else 400 `{errors}`.
+pub(super) async fn bulk_upload(
+    AxState(state): S,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (_, container) = match started(&state, &id) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let bad = |errors: Vec<String>| {
+        (StatusCode::BAD_REQUEST, axum::Json(json!({ "errors": errors }))).into_response()
+    };
+    let Some(parts) = form_parts(&headers, &body) else {
+        return bad(vec!["invalid multipart form".into()]);
+    };
+    let index = |name: &str| {
+        name.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(i, _)| i.to_owned())
+    };
+    let mut dests = BTreeMap::new();
+    let (mut files, mut errors) = (Vec::new(), Vec::new());
+    for (name, data) in parts {
+        let idx = index(&name).unwrap_or_default();
+        if name.ends_with(".path") {
+            let dest = String::from_utf8_lossy(&data).trim().to_owned();
+            if dest.is_empty() {
+                errors.push(format!("path[{idx}]: empty path"));
+            } else {
+                dests.insert(idx, dest);
+            }
+        } else if name.ends_with(".file") {
+            let Some(dest) = dests.get(&idx) else {
+                errors.push(format!("file[{idx}]: missing .path metadata"));
+                continue;
+            };
+            match state.engine.put_file(&container, dest, &data, 0o644).await {
+                Ok(()) => files.push(json!({ "path": dest, "bytes": data.len() })),
+                Err(e) => errors.push(format!("{dest}: create: {e}")),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return bad(errors);
+    }
+    axum::Json(json!({ "files": files })).into_response()
+}
+
+/// `POST /files/upload` (`path` in the query, the form's `file`), as
+/// Daytona's daemon 0.190 served it; its toolbox spec of 0.226.1 lists
+/// `/files/upload-v2` and `/files/bulk-upload` instead.
 pub(super) async fn upload(
     AxState(state): S,
     Path(id): Path<String>,

@@ -52,12 +52,13 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/v2/templates/{tid}/builds/{bid}", post(templates::start_build))
         .route("/templates/{tid}/builds/{bid}/status", get(templates::build_status))
         .route("/_upload/{token}", put(templates::upload).layer(DefaultBodyLimit::max(256 << 20)))
-        .route("/sandboxes", post(create).get(list_running))
-        .route("/v2/sandboxes", get(list))
+        .route("/sandboxes", post(create_v1).get(list_running))
+        .route("/v2/sandboxes", post(create_v2).get(list))
         .route("/sandboxes/{id}", get(detail).delete(kill))
         .route("/sandboxes/{id}/timeout", post(set_timeout))
         .route("/sandboxes/{id}/pause", post(pause))
         .route("/sandboxes/{id}/connect", post(connect))
+        .route("/v2/sandboxes/{id}/connect", post(connect_v2))
         .route("/sandboxes/{id}/resume", post(resume))
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), gate))
         .with_state(state)
@@ -193,15 +194,32 @@ fn listed(s: &Sandbox) -> Value {
     })
 }
 
-async fn create(AxState(state): S, body: Bytes) -> Response {
-    let body = match parse(&body) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+/// The deprecated create (`NewSandbox`, with `secure`).
+async fn create_v1(AxState(state): S, body: Bytes) -> Response {
+    match parse(&body) {
+        Ok(b) => create(&state, b, 15).await,
+        Err(r) => r,
+    }
+}
+
+/// The create E2B's SDKs use since 2.6x (`NewSandboxV2`): the same body
+/// without `secure`, since all communication with the sandbox is secured
+/// (envd always wants its access token), and a `timeout` of 300 seconds
+/// when none is given.
+async fn create_v2(AxState(state): S, body: Bytes) -> Response {
+    match parse(&body) {
+        Ok(b) => create(&state, b, 300).await,
+        Err(r) => r,
+    }
+}
+
+/// Makes a sandbox from a create's body; `default_timeout` when it names
+/// none.
+async fn create(state: &State, body: Value, default_timeout: u64) -> Response {
     let Some(name) = body.get("templateID").and_then(Value::as_str) else {
         return error(StatusCode::BAD_REQUEST, "templateID is required");
     };
-    let timeout = match timeout_of(&body, 15) {
+    let timeout = match timeout_of(&body, default_timeout) {
         Ok(t) => t,
         Err(r) => return r,
     };
@@ -434,8 +452,39 @@ async fn wake(
     Ok((paused, created(s)))
 }
 
+/// The deprecated connect (`ConnectSandbox`: `timeout` required).
 async fn connect(AxState(state): S, Path(id): Path<String>, body: Bytes) -> Response {
     let timeout = match required_timeout(&body) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    match wake(&state, &id, timeout, true).await {
+        Ok((true, v)) => (StatusCode::CREATED, axum::Json(v)).into_response(),
+        Ok((false, v)) => (StatusCode::OK, axum::Json(v)).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// The current connect (`ConnectSandboxV2`): the body is optional and its
+/// `timeout` defaults to 300 seconds; `memory: false` (a cold boot from the
+/// disk alone) is refused, as E2B refuses it where the capability is not
+/// enabled.
+async fn connect_v2(AxState(state): S, Path(id): Path<String>, body: Bytes) -> Response {
+    let body = match parse(&body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match body.get("memory") {
+        None | Some(Value::Bool(true)) => {}
+        Some(Value::Bool(false)) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "resuming without memory is not enabled for this team",
+            );
+        }
+        Some(_) => return error(StatusCode::BAD_REQUEST, "memory must be a boolean"),
+    }
+    let timeout = match timeout_of(&body, 300) {
         Ok(t) => t,
         Err(r) => return r,
     };

@@ -4,17 +4,26 @@
 //! and its shared `sandbox.` host) and wants each sandbox's traffic token.
 //!
 //! From E2B's OpenAPI (`spec/openapi.yml`), its infra (handlers, limits,
-//! proxy templates) and its Python SDK 2.45.1: `X-API-Key` (401 `{code,
-//! message}` otherwise); templates built by `POST /v3/templates`, file
+//! proxy templates) and its Python SDK 2.45.1, and E2B's OpenAPI as its
+//! SDKs 2.63.0 (Python) and 2.51.0 (TypeScript) carry it (generated
+//! clients: `post_v2_sandboxes.py`, `post_v_2_sandboxes_sandbox_id_connect.py`,
+//! `dist/index.d.ts`): `X-API-Key` (401 `{code, message}` otherwise);
+//! templates built by `POST /v3/templates`, file
 //! uploads (`present` false then true; chunked uploads refused with 501),
 //! `POST /v2/templates/{id}/builds/{build}` and the build's status;
-//! sandboxes with `timeout` (default 15 s, at most 24 hours, else 400 with
-//! E2B's message), `metadata`, `envVars`, `secure` and
+//! sandboxes made by `POST /v2/sandboxes` (`NewSandboxV2`: always secured,
+//! `timeout` default 300 s) or the deprecated `POST /sandboxes`
+//! (`NewSandbox`: `secure`, `timeout` default 15 s), at most 24 hours (else
+//! 400 with E2B's message), with `metadata`, `envVars` and
 //! `network.allowPublicTraffic`; 429 at the concurrency limit; pause (409
-//! when paused already), connect (200 running, 201 resumed), timeout,
+//! when paused already), connect (`POST /v2/sandboxes/{id}/connect`, its
+//! body optional, or the deprecated `/sandboxes/{id}/connect`; 200
+//! running, 201 resumed), timeout,
 //! delete (404 when gone); `GET /v2/sandboxes` with the double-encoded
 //! metadata filter, `state` and `X-Next-Token`. A sandbox ends at its end
-//! time by the stand-in's [`Clock`]; a paused one does not end.
+//! time by the stand-in's [`Clock`]; a paused one does not end. The
+//! routes E2B's spec marks deprecated are served, and named by
+//! [`deprecated`].
 //!
 //! Each template build is a Docker build of the steps; each sandbox a
 //! container whose first process waits (envd is E2B's first process; the
@@ -43,6 +52,21 @@ pub const ENVD_PORT: u16 = 49983;
 pub const MAX_HOURS: u64 = 24;
 /// The template every team has, from which the SDKs create by default.
 pub const BASE_TEMPLATE: &str = "base";
+
+/// The routes the stand-in serves that E2B's OpenAPI marks deprecated
+/// (as E2B's SDK 2.51.0 carries it, `dist/index.d.ts`), each with the one
+/// that replaces it: method, route (`{}` for an id), replacement.
+pub const DEPRECATED: &[(&str, &str, &str)] = &[
+    ("POST", "/sandboxes", "POST /v2/sandboxes"),
+    ("GET", "/sandboxes", "GET /v2/sandboxes"),
+    ("POST", "/sandboxes/{}/connect", "POST /v2/sandboxes/{sandboxID}/connect"),
+    ("POST", "/sandboxes/{}/resume", "POST /v2/sandboxes/{sandboxID}/connect"),
+];
+
+/// What replaces the route of `call`, when E2B's spec marks it deprecated.
+pub fn deprecated(call: &crate::Call) -> Option<&'static str> {
+    crate::common::replaced(DEPRECATED, call)
+}
 
 /// A template build's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,5 +243,29 @@ impl E2bStandin {
     /// quarter second).
     pub async fn reap_now(&self) {
         api::reap_once(&self.state).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deprecated;
+    use crate::Call;
+
+    fn call(method: &str, path: &str) -> Call {
+        Call { method: method.into(), path: path.into(), status: 200 }
+    }
+
+    #[test]
+    fn the_deprecated_routes_are_matched_segment_by_segment() {
+        assert_eq!(deprecated(&call("POST", "/sandboxes")), Some("POST /v2/sandboxes"));
+        assert_eq!(
+            deprecated(&call("POST", "/sandboxes/abc/connect")),
+            Some("POST /v2/sandboxes/{sandboxID}/connect")
+        );
+        assert_eq!(deprecated(&call("POST", "/v2/sandboxes")), None);
+        assert_eq!(deprecated(&call("POST", "/v2/sandboxes/abc/connect")), None);
+        assert_eq!(deprecated(&call("GET", "/v2/sandboxes")), None);
+        assert_eq!(deprecated(&call("POST", "/sandboxes/abc/timeout")), None);
+        assert_eq!(deprecated(&call("GET", "/sandboxes/abc")), None);
     }
 }

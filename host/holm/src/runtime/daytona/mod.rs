@@ -18,7 +18,8 @@
 //!   at the vendor the deadline is an idle deadline; while holmd runs it
 //!   also ends the box at its lifetime.
 //! - **The guest** is uploaded gzipped through the toolbox
-//!   (`files/upload`) and started with `process/execute` once a boot; it
+//!   (`files/bulk-upload`, as Daytona's SDKs upload files: the toolbox
+//!   API of 0.226 no longer lists the daemon's `files/upload`) and started with `process/execute` once a boot; it
 //!   then does every box route, commands and files included, as on every
 //!   runtime.
 //! - **Ports** are reached at their preview URLs (`GET
@@ -338,13 +339,15 @@ fn guest_gz() -> &'static [u8] {
     })
 }
 
-/// A `multipart/form-data` body with one file field, and its content type.
-fn multipart(field: &str, filename: &str, data: &[u8]) -> (String, Vec<u8>) {
+/// The `multipart/form-data` body of a toolbox `files/bulk-upload` of one
+/// file, and its content type: `files[0].path`, then `files[0].file` (the
+/// daemon reads each file's path before it), as Daytona's SDKs send it.
+fn bulk_upload_form(path: &str, data: &[u8]) -> (String, Vec<u8>) {
     let boundary = format!("holm-{}", &hex::encode(sha2::Sha256::digest(data))[..24]);
-    let mut body = Vec::with_capacity(data.len() + 256);
+    let mut body = Vec::with_capacity(data.len() + 512);
     body.extend_from_slice(
         format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].path\"\r\n\r\n{path}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].file\"; filename=\"{path}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
         )
         .as_bytes(),
     );
@@ -483,11 +486,10 @@ impl Vendor for Daytona {
 
     async fn boot(&self, sandbox: &Sandbox, new: &NewSandbox) -> VResult<()> {
         let toolbox = self.toolbox(&sandbox.id).await?;
-        let (content_type, body) = multipart("file", "holm-guest.gz", guest_gz());
+        let (content_type, body) = bulk_upload_form(GUEST_UPLOAD, guest_gz());
         self.rest
             .send("upload the guest through the toolbox", Retry::Idempotent, |r| {
-                r.authorize(r.client().post(format!("{toolbox}/files/upload")))
-                    .query(&[("path", GUEST_UPLOAD)])
+                r.authorize(r.client().post(format!("{toolbox}/files/bulk-upload")))
                     .header(reqwest::header::CONTENT_TYPE, &content_type)
                     .body(body.clone())
             })
@@ -632,12 +634,12 @@ mod tests {
     }
 
     #[test]
-    fn the_upload_is_one_file_field() {
-        let (ct, body) = multipart("file", "g.gz", b"abc");
+    fn the_upload_is_a_bulk_upload_of_one_file_its_path_first() {
+        let (ct, body) = bulk_upload_form("/tmp/g.gz", b"abc");
         let boundary = ct.strip_prefix("multipart/form-data; boundary=").unwrap();
         let text = String::from_utf8(body).unwrap();
         assert!(text.starts_with(&format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"g.gz\""
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].path\"\r\n\r\n/tmp/g.gz\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"files[0].file\"; filename=\"/tmp/g.gz\""
         )));
         assert!(text.ends_with(&format!("\r\nabc\r\n--{boundary}--\r\n")));
     }

@@ -7,12 +7,15 @@
 //!   once as the build's file context, and memory and CPUs are the
 //!   template's. A template is named by its content (`holm-<hash>`), found
 //!   again by that name, and built once ([`template`]).
-//! - **Sandboxes** are made with the box's deadline as their `timeout`
-//!   (moved with `POST /sandboxes/{id}/timeout`), holm's labels as
+//! - **Sandboxes** are made with `POST /v2/sandboxes`, as E2B's SDKs do
+//!   since 2.6x (E2B's spec marks `POST /sandboxes` and
+//!   `POST /sandboxes/{id}/connect` deprecated; the v2 create is always
+//!   secured, so it has no `secure`), with the box's deadline as their
+//!   `timeout` (moved with `POST /sandboxes/{id}/timeout`), holm's labels as
 //!   `metadata` (listed with `GET /v2/sandboxes?metadata=`), the guest's
-//!   environment as `envVars`, `secure: true`, and `allowPublicTraffic`
-//!   from the runtime's `public_traffic` field. Pause keeps memory
-//!   (`/pause`), resume is `/connect` with the remaining timeout.
+//!   environment as `envVars`, and `allowPublicTraffic` from the runtime's
+//!   `public_traffic` field. Pause keeps memory (`/pause`), resume is
+//!   `POST /v2/sandboxes/{id}/connect` with the remaining timeout.
 //! - **The guest** does every box route, commands and files included: envd
 //!   is E2B's first process in the sandbox (the template's entrypoint is not
 //!   run), so holm asks envd once per boot to start the guest with the
@@ -199,7 +202,7 @@ impl E2b {
         let created: Created = self
             .rest
             .json("connect to a sandbox", Retry::Idempotent, |r| {
-                r.request(Method::POST, &format!("/sandboxes/{}/connect", s.id))
+                r.request(Method::POST, &format!("/v2/sandboxes/{}/connect", s.id))
                     .json(&json!({ "timeout": left }))
             })
             .await?;
@@ -310,7 +313,6 @@ impl Vendor for E2b {
             "timeout": new.deadline_secs,
             "metadata": new.labels,
             "envVars": env,
-            "secure": true,
             "autoPause": false,
             "allow_internet_access": true,
             "network": { "allowPublicTraffic": self.options.public_traffic },
@@ -318,7 +320,7 @@ impl Vendor for E2b {
         let created: Created = self
             .rest
             .json("create a sandbox", Retry::NotTwice, |r| {
-                r.request(Method::POST, "/sandboxes").json(&body)
+                r.request(Method::POST, "/v2/sandboxes").json(&body)
             })
             .await?;
         self.keep_tokens(&created.sandbox_id, created.tokens());
@@ -416,7 +418,7 @@ impl Vendor for E2b {
         let created: Created = self
             .rest
             .json("resume a sandbox", Retry::Idempotent, |r| {
-                r.request(Method::POST, &format!("/sandboxes/{id}/connect"))
+                r.request(Method::POST, &format!("/v2/sandboxes/{id}/connect"))
                     .json(&json!({ "timeout": secs }))
             })
             .await?;
