@@ -87,7 +87,7 @@ fn main() {
         }
         for threads in [1, cpus] {
             time(&format!("JPEG q80, {threads} strip(s)"), runs, || {
-                holm_guest::jpeg::encode(f, 80, threads).expect("jpeg").len()
+                holm_guest::image::jpeg::encode(f, 80, threads).expect("jpeg").len()
             });
         }
     }

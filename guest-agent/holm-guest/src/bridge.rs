@@ -45,8 +45,8 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::Error;
 use crate::cdp;
+use holm_http::error::Error;
 
 /// A ticket's lifetime unless asked otherwise.
 pub const DEFAULT_TICKET_SECS: u32 = 60;

@@ -141,13 +141,11 @@ pub struct Config {
     /// The recordings' size limits (`HOLM_RECORDING_MAX_BYTES`,
     /// `HOLM_RECORDINGS_MAX_BYTES`; at most, and by default, the
     /// protocol's).
-    pub recording_limits: crate::record::Limits,
+    pub recording_limits: RecordingLimits,
 }
 
 /// `HOLM_RECORD` and the recordings' size limits.
-fn recording(
-    get: &impl Fn(&str) -> Option<String>,
-) -> Result<(bool, crate::record::Limits), String> {
+fn recording(get: &impl Fn(&str) -> Option<String>) -> Result<(bool, RecordingLimits), String> {
     use holm_proto::recording::{MAX_RECORDING_BYTES, MAX_RECORDINGS_BYTES};
     let record = match get("HOLM_RECORD").as_deref() {
         None | Some("off" | "0" | "false") => false,
@@ -164,7 +162,7 @@ fn recording(
             }
         }
     };
-    let limits = crate::record::Limits {
+    let limits = RecordingLimits {
         per_recording: bytes("HOLM_RECORDING_MAX_BYTES", MAX_RECORDING_BYTES)?,
         total: bytes("HOLM_RECORDINGS_MAX_BYTES", MAX_RECORDINGS_BYTES)?,
     };
@@ -196,6 +194,20 @@ impl fmt::Debug for Config {
             .field("wayland_uid", &self.wayland_uid)
             .finish()
     }
+}
+
+/// The name of screen `index`'s output.
+pub fn wayland_output(index: u8) -> String {
+    format!("HEADLESS-{}", u16::from(index) + 1)
+}
+
+/// The size limits of recordings.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordingLimits {
+    /// The most bytes of one file.
+    pub per_recording: u64,
+    /// The most bytes of all files.
+    pub total: u64,
 }
 
 impl Config {
@@ -370,7 +382,7 @@ impl Config {
     pub fn screen_name(&self, index: u8) -> String {
         match self.profile {
             Profile::X11 => self.display(index),
-            Profile::Wayland => crate::wayland::sway::output_name(index),
+            Profile::Wayland => wayland_output(index),
         }
     }
 

@@ -25,7 +25,7 @@ use holm_proto::guest::{FileInfo, FileStat, FileType, Page};
 use holm_proto::{ApiError, ErrorCode, Issue};
 use tokio::io::AsyncWriteExt;
 
-use crate::api::Error;
+use holm_http::error::Error;
 
 /// How deep a listing goes by default.
 pub const DEFAULT_DEPTH: u32 = 1;

@@ -12,13 +12,13 @@ pub mod api;
 pub mod bridge;
 pub mod browser;
 pub mod cdp;
+pub mod compose;
 pub mod config;
 pub mod display;
 pub mod exec;
 pub mod files;
 pub mod image;
 pub mod input;
-pub mod jpeg;
 pub mod nofollow;
 pub mod proc;
 pub mod record;
@@ -101,8 +101,8 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, bridge = %bridge_listener.local_addr()?, viewers = %viewer_listener.local_addr()?, profile = %config.profile, screens = config.screens.len(), "holm-guest listening");
     let screens = u8::try_from(config.screens.len()).unwrap_or(1);
     supervisor::clear_stale_locks(&config);
-    supervisor::prepare_desktop(&config);
-    let (desktop, mut specs) = desktop(&config)?;
+    compose::prepare(&config);
+    let (desktop, mut specs) = compose::desktop(&config)?;
     specs.push(a11y::bus::spec(&config));
     let specs = supervisor::as_user(specs, config.desktop_user.as_ref());
     let supervisor = supervisor::Supervisor::start(specs, screens);
@@ -216,23 +216,4 @@ fn view_source(profile: holm_proto::guest::Profile) -> std::net::IpAddr {
         holm_proto::guest::Profile::X11 => std::net::Ipv4Addr::LOCALHOST.into(),
         holm_proto::guest::Profile::Wayland => std::net::Ipv4Addr::new(127, 0, 0, 2).into(),
     }
-}
-
-/// The desktop of the configured profile, and the components to supervise.
-fn desktop(
-    config: &config::Config,
-) -> std::io::Result<(Arc<dyn display::Desktop>, Vec<supervisor::ComponentSpec>)> {
-    let screens = u8::try_from(config.screens.len()).unwrap_or(1);
-    Ok(match config.profile {
-        holm_proto::guest::Profile::X11 => (
-            Arc::new(x11::X11::new((0..screens).map(|i| config.display(i)).collect())),
-            supervisor::x11_specs(config),
-        ),
-        holm_proto::guest::Profile::Wayland => {
-            let desktop = wayland::Wayland::new(config);
-            desktop.prepare(config)?;
-            let specs = desktop.specs(config);
-            (desktop, specs)
-        }
-    })
 }

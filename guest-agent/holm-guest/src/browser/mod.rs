@@ -29,6 +29,7 @@ use crate::cdp::{Cdp, CdpError, Event};
 
 mod actions;
 mod navigation;
+pub mod process;
 mod state;
 
 use actions::*;

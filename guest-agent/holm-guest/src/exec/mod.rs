@@ -37,9 +37,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use self::decode::OutputStream;
-use crate::api::Error;
 use crate::config::Config;
 use crate::proc;
+use holm_http::error::Error;
 
 pub use self::processes::Processes;
 

@@ -27,8 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::log::EventLog;
 use super::{BaseEnv, MAX_TAG_LEN, Sink, Spec, Started, What, Which};
-use crate::api::Error;
 use crate::proc;
+use holm_http::error::Error;
 
 /// How much output one process keeps, about.
 pub const MAX_LOG_BYTES: usize = 8 << 20;

@@ -30,8 +30,8 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::processes::{Live, TerminalSlot};
 use super::{Processes, Spec, What};
-use crate::api::Error;
 use crate::proc;
+use holm_http::error::Error;
 
 /// The most terminals open at once in one box.
 pub const MAX_TERMINALS: usize = 32;

@@ -26,14 +26,8 @@ use tokio::sync::watch;
 
 use crate::display::{Desktop, DisplayError};
 
-/// The size limits.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// The most bytes of one file.
-    pub per_recording: u64,
-    /// The most bytes of all files.
-    pub total: u64,
-}
+/// The size limits, as the configuration sets them.
+pub use crate::config::RecordingLimits as Limits;
 
 /// One recording and how to reach its thread.
 #[derive(Debug)]

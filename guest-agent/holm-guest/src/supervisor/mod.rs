@@ -1,8 +1,10 @@
 //! Starts the desktop's components and keeps them running.
 //!
 //! Per screen: Xvfb, then fluxbox, x11vnc and Chromium once Xvfb answers
-//! (their recipes are in [`recipes`]). Each component runs in a loop: start,
-//! probe until ready, wait for the end, back off, start again. A component
+//! (their recipes are in [`crate::x11::components`], [`crate::wayland::sway`]
+//! and [`crate::browser::process`]; [`crate::compose`] chooses them; this
+//! module knows no display). Each component runs in a loop: start, probe
+//! until ready, wait for the end, back off, start again. A component
 //! that dies takes nobody else down; the ones that lose their X server end on
 //! their own and come back with it. A component that runs but is not ready
 //! within its start deadline ([`START_DEADLINE`], doubled after each such
@@ -24,11 +26,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, DesktopUser};
 use crate::proc;
-
-mod recipes;
-
-use recipes::fluxbox_overlay;
-pub use recipes::{chromium, x11_specs};
 
 /// The argument that makes `holm-guest` only try to make a user namespace
 /// (see [`probe_sandbox`]).
@@ -82,59 +79,11 @@ pub async fn probe_sandbox(user: &DesktopUser) -> bool {
     )
 }
 
-/// Makes the places the desktop writes belong to `user`: the X socket
-/// directory (shared, sticky, as X expects), the state directory, and a
-/// kept browser profile (a volume another box may have filled).
-pub fn prepare_desktop(config: &Config) {
-    use std::os::unix::fs::PermissionsExt;
-    let x11 = std::path::Path::new("/tmp/.X11-unix");
-    if std::fs::create_dir_all(x11).is_ok() {
-        let _ = std::fs::set_permissions(x11, std::fs::Permissions::from_mode(0o1777));
-    }
-    let Some(user) = &config.desktop_user else { return };
-    let mut dirs = vec![config.state_dir.clone(), config.chromium_profile.clone()];
-    if config.profile == holm_proto::guest::Profile::X11 {
-        // Fluxbox's overlay is written here as root, so its directory is
-        // given to the user below, where fluxbox writes its other files.
-        fluxbox_overlay(&user.home);
-        dirs.push(user.home.join(".fluxbox"));
-    }
-    for dir in &dirs {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot make a directory of the desktop");
-        }
-        chown_tree(dir, user.uid, user.gid);
-    }
-}
-
-/// Gives `path` and everything under it to `uid:gid`, without following
-/// links; a tree that already belongs to them is left at its top.
-fn chown_tree(path: &std::path::Path, uid: u32, gid: u32) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return };
-    if meta.uid() == uid && meta.gid() == gid {
-        return;
-    }
-    if let Err(e) = std::os::unix::fs::lchown(path, Some(uid), Some(gid)) {
-        tracing::warn!(path = %path.display(), error = %e, "cannot give a path to the desktop user");
-        return;
-    }
-    if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
-        for entry in entries.flatten() {
-            chown_tree(&entry.path(), uid, gid);
-        }
-    }
-}
-
 /// How a component shows it is ready.
 #[derive(Clone)]
 pub enum Probe {
     /// The X display accepts a connection.
     XDisplay(String),
-    /// A window manager has announced itself on the display (EWMH).
-    WindowManager(String),
     /// A TCP port on loopback answers with this banner prefix.
     Tcp { port: u16, banner: &'static [u8] },
     /// An HTTP GET on loopback answers 200.
@@ -149,7 +98,6 @@ impl std::fmt::Debug for Probe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::XDisplay(d) => f.debug_tuple("XDisplay").field(d).finish(),
-            Self::WindowManager(d) => f.debug_tuple("WindowManager").field(d).finish(),
             Self::Tcp { port, .. } => f.debug_struct("Tcp").field("port", port).finish(),
             Self::Http { port, path } => {
                 f.debug_struct("Http").field("port", port).field("path", path).finish()
@@ -594,11 +542,6 @@ async fn check_one(probe: &Probe) -> bool {
     match probe.clone() {
         Probe::XDisplay(display) => {
             tokio::task::spawn_blocking(move || x11rb::connect(Some(&display)).is_ok())
-                .await
-                .unwrap_or(false)
-        }
-        Probe::WindowManager(display) => {
-            tokio::task::spawn_blocking(move || crate::x11::probe::wm_present(&display))
                 .await
                 .unwrap_or(false)
         }

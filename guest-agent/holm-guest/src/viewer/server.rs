@@ -39,7 +39,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use super::rfb::{ClientStream, Kind};
 use super::state::{Connection, Viewers};
 use super::watch::{ServerStream, watch_encodings};
-use crate::api::Error;
+use holm_http::error::Error;
 
 /// What the viewer port's handlers reach.
 #[derive(Clone, Debug)]

@@ -19,10 +19,7 @@ use crate::config::{Config, Size};
 use crate::display::DisplayError;
 use crate::supervisor::{ComponentSpec, Probe};
 
-/// The name of screen `index`'s output.
-pub fn output_name(index: u8) -> String {
-    format!("HEADLESS-{}", u16::from(index) + 1)
-}
+pub use crate::config::wayland_output as output_name;
 
 /// Where the Wayland desktop keeps its sockets and configuration.
 #[derive(Debug, Clone)]
@@ -165,7 +162,7 @@ pub fn specs(
             } else {
                 config.state_dir.join(format!("chromium-{i}"))
             };
-            let mut spec = crate::supervisor::chromium(
+            let mut spec = crate::browser::process::chromium(
                 i,
                 bin.clone(),
                 profile,

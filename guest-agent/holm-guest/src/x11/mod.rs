@@ -10,6 +10,7 @@
 
 pub mod capture;
 mod clipboard;
+pub mod components;
 mod damage;
 mod desktop;
 pub mod input;

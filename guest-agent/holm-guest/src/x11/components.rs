@@ -1,14 +1,16 @@
-//! The recipes of an X11 desktop's components: how Xvfb, fluxbox, x11vnc
-//! and Chromium are started on each screen and how each is known to be
-//! ready. The engine that runs them (start, probe, deadline, restart) is
-//! the parent module's; the Wayland recipes are in `wayland::sway`.
+//! The recipes of an X11 desktop's components: how Xvfb, fluxbox and x11vnc
+//! are started on each screen and how each is known to be ready (Chromium's
+//! is [`crate::browser::process`]). The engine that runs them (start,
+//! probe, deadline, restart) is [`crate::supervisor`]; the Wayland recipes
+//! are in `wayland::sway`.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
-use super::{ComponentSpec, Probe};
+use crate::browser::process::chromium;
 use crate::config::{Config, Size};
+use crate::supervisor::{ComponentSpec, Probe};
 
 /// The components of an X11 desktop for `config`.
 pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {
@@ -53,7 +55,7 @@ pub fn x11_specs(config: &Config) -> Vec<ComponentSpec> {
             // screen: a window mapped later would take the focus from
             // whatever the agent opened after `ready`.
             let d = display.clone();
-            let shown = Probe::Custom(Arc::new(move || crate::x11::probe::browser_shown(&d)));
+            let shown = Probe::Custom(Arc::new(move || super::probe::browser_shown(&d)));
             spec.probe = Probe::Both(Box::new(spec.probe), Box::new(shown));
             specs.push(spec);
         }
@@ -99,7 +101,7 @@ const FLUXBOX_APPS: &str = "# Written by holm-guest: Chromium's windows fill the
 /// none; fluxbox copies its other files there itself and keeps ones that
 /// exist. Written as root in the desktop user's directory: a link there (at
 /// a file's name or at `.fluxbox`) is never followed ([`crate::nofollow`]).
-pub(super) fn fluxbox_overlay(home: &std::path::Path) {
+pub(crate) fn fluxbox_overlay(home: &std::path::Path) {
     let dir = home.join(".fluxbox");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         tracing::warn!(dir = %dir.display(), error = %e, "cannot make fluxbox's directory");
@@ -117,6 +119,7 @@ pub(super) fn fluxbox_overlay(home: &std::path::Path) {
 
 fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
     let d = display.to_owned();
+    let wm = display.to_owned();
     ComponentSpec {
         name: "fluxbox",
         screen,
@@ -126,7 +129,7 @@ fn fluxbox(screen: u8, display: &str, home: PathBuf) -> ComponentSpec {
             cmd.env("DISPLAY", &d).env("HOME", &home);
             cmd
         }),
-        probe: Probe::WindowManager(display.to_owned()),
+        probe: Probe::Custom(Arc::new(move || super::probe::wm_present(&wm))),
         needs_display: true,
         provides: Vec::new(),
         on_demand: false,
@@ -157,79 +160,6 @@ fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec 
             cmd
         }),
         probe: Probe::Tcp { port, banner: b"RFB " },
-        needs_display: true,
-        provides: Vec::new(),
-        on_demand: false,
-    }
-}
-
-/// Chromium on screen `screen`, with DevTools on loopback `port`; the
-/// display backend adds how it reaches its display.
-///
-/// The window is only asked to start maximized: the window manager then
-/// fits it to its work area (fluxbox's keeps its toolbar free; sway tiles).
-/// A given size and position (`--window-size` of the whole screen at 0,0)
-/// made fluxbox put the frame so that the tab strip sat 19 pixels above the
-/// top of the screen.
-pub fn chromium(
-    screen: u8,
-    bin: PathBuf,
-    profile: PathBuf,
-    port: u16,
-    home: PathBuf,
-    sandbox: bool,
-    bus: PathBuf,
-) -> ComponentSpec {
-    ComponentSpec {
-        name: "chromium",
-        screen,
-        command: Box::new(move || {
-            // Chromium refuses a profile whose lock names a live process on
-            // this host name; the lock left by an earlier run (a restart, or a
-            // kept profile from a box that is gone, on a host also named
-            // `holm`) may name one. Only this supervisor runs a browser on
-            // this profile, so the lock is stale by construction.
-            for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
-                let _ = std::fs::remove_file(profile.join(name));
-            }
-            // With the session bus and accessibility on, Chromium gives
-            // its tree (its window and the page's) to AT-SPI.
-            crate::a11y::bus::wait(&bus);
-            let mut cmd = Command::new(&bin);
-            cmd.env("HOME", &home)
-                .env("DBUS_SESSION_BUS_ADDRESS", crate::a11y::bus::address(&bus))
-                .env("ACCESSIBILITY_ENABLED", "1")
-                .arg("--force-renderer-accessibility")
-                .arg(format!("--user-data-dir={}", profile.display()))
-                .arg("--remote-debugging-address=127.0.0.1")
-                .arg(format!("--remote-debugging-port={port}"))
-                .args([
-                    "--start-maximized",
-                    // `--test-type` hides the bar that `--no-sandbox` would
-                    // show, which would shift coordinates.
-                    "--test-type",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--no-first-run",
-                    "--no-default-browser-check",
-                    "--disable-dev-shm-usage",
-                    "--disable-gpu",
-                    "--password-store=basic",
-                    "--hide-crash-restore-bubble",
-                    "--noerrdialogs",
-                    "--disable-features=Translate,MediaRouter",
-                    "about:blank",
-                ]);
-            // Chromium's own sandbox when the box allows it (see
-            // `probe_sandbox`); else the box is the sandbox. Chromium reads
-            // switches after its URL too.
-            if !sandbox {
-                cmd.arg("--no-sandbox");
-            }
-            cmd
-        }),
-        probe: Probe::Http { port, path: "/json/version" },
         needs_display: true,
         provides: Vec::new(),
         on_demand: false,

@@ -5,6 +5,8 @@
 //! pixels (bytes `B, G, R, X`), which is what both an X server and a Wayland
 //! compositor's screencopy hand out, so the Wayland profile reuses all of it.
 
+pub mod jpeg;
+
 use std::time::Instant;
 
 use fast_image_resize as fir;
@@ -337,12 +339,12 @@ fn encode_png(frame: &Frame) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// JPEG in strips on every CPU the guest may use ([`crate::jpeg`]).
+/// JPEG in strips on every CPU the guest may use ([`jpeg`]).
 fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, String> {
     static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let cpus =
         *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)));
-    crate::jpeg::encode(frame, quality, cpus)
+    jpeg::encode(frame, quality, cpus)
 }
 
 fn encode_webp(frame: &Frame) -> Result<Vec<u8>, String> {

@@ -13,7 +13,7 @@
 //! with the frame's full height and a `DRI` segment (the restart interval:
 //! the MCUs of one strip).
 
-use crate::image::Frame;
+use super::Frame;
 
 /// Strips below this many rows are not worth a thread.
 const MIN_STRIP_ROWS: usize = 128;
