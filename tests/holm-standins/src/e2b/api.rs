@@ -235,6 +235,7 @@ async fn create(AxState(state): S, body: Bytes) -> Response {
         memory_mib: Some(build.memory_mb),
         cpus: Some(build.cpu),
         labels: strings(body.get("metadata")),
+        ..RunSpec::default()
     };
     let (container, ports) = match state.engine.run(&spec).await {
         Ok(r) => r,
