@@ -253,6 +253,10 @@ async fn the_python_client_creates_lists_watches_patches_conflicts_and_deletes()
     );
     let lines: Vec<&str> = run.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(lines, ["create", "list", "watch", "patch", "conflict", "errors", "delete"]);
+    // The pods' addresses are the stand-in's loopback ones.
+    let watched = run.stdout.lines().find(|l| l.starts_with("watch ")).unwrap();
+    let ips = watched.rsplit(' ').next().unwrap();
+    assert!(ips.split(',').all(|ip| ip.starts_with("127.")), "{watched}");
     // The client's watches and writes reached the stand-in as such.
     assert!(
         standin.calls.to("PUT", "/api/v1/namespaces/default/pods/").iter().any(|c| c.status == 409)

@@ -73,7 +73,6 @@ for ev in w.stream(core.list_namespaced_pod, ns, label_selector=f"run={run}",
     if len(running) == 2:
         w.stop()
 assert len(running) == 2, running
-assert all(ip.startswith("127.") for ip in ips.values()), ips
 print("watch", "both running at", ",".join(sorted(ips.values())))
 
 patched = core.patch_namespaced_pod(a.metadata.name, ns, {"metadata": {"labels": {"patched": "yes"}}})

@@ -125,6 +125,47 @@ fn waiting(state: &State, ns: &str, name: &str, container: &Value, reason: &str,
     });
 }
 
+/// What the engine runs for `pod` at `ip`, or why it cannot (the
+/// waiting reason and message the kubelet reports).
+async fn run_spec(state: &State, pod: &Value, ip: &str) -> Result<RunSpec, (&'static str, String)> {
+    let container = &pod["spec"]["containers"][0];
+    let image = container["image"].as_str().unwrap_or("").to_owned();
+    let mut env = Vec::new();
+    for e in container["env"].as_array().into_iter().flatten() {
+        let v = env_value(state, pod, e, ip).map_err(|m| ("CreateContainerConfigError", m))?;
+        env.push(format!("{}={v}", e["name"].as_str().unwrap_or("")));
+    }
+    if state.engine.image_id(&image).await.is_none() {
+        let m = format!("the stand-in pulls no images: {image} is not on the local Docker engine");
+        return Err(("ErrImagePull", m));
+    }
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+    };
+    let ports: Vec<u16> = container["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["containerPort"].as_u64().and_then(|n| u16::try_from(n).ok()))
+        .collect();
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or("");
+    let (ns, name) = (
+        pod["metadata"]["namespace"].as_str().unwrap_or(""),
+        pod["metadata"]["name"].as_str().unwrap_or(""),
+    );
+    Ok(RunSpec {
+        name: format!("holm-standin-kube-{uid}"),
+        image,
+        entrypoint: strings(&container["command"]),
+        cmd: strings(&container["args"]),
+        env,
+        ports,
+        host_ip: Some(ip.to_owned()),
+        labels: [(LABEL_POD.to_owned(), format!("{ns}/{name}"))].into_iter().collect(),
+        ..RunSpec::default()
+    })
+}
+
 /// Runs the pod `ns/name` (just created) on the engine, in a task.
 pub(crate) fn start(state: Arc<State>, ns: String, name: String) {
     let tasks = Arc::clone(&state);
@@ -141,40 +182,11 @@ async fn run(state: &Arc<State>, ns: &str, name: &str) {
     });
     waiting(state, ns, name, &container, "ContainerCreating", "");
     let ip = state.lock().next_pod_ip();
-    let mut env = Vec::new();
-    for e in container["env"].as_array().into_iter().flatten() {
-        match env_value(state, &pod, e, &ip) {
-            Ok(v) => env.push(format!("{}={v}", e["name"].as_str().unwrap_or(""))),
-            Err(m) => {
-                return waiting(state, ns, name, &container, "CreateContainerConfigError", &m);
-            }
-        }
-    }
-    let Some(image_id) = state.engine.image_id(&image).await else {
-        let m = format!("the stand-in pulls no images: {image} is not on the local Docker engine");
-        return waiting(state, ns, name, &container, "ErrImagePull", &m);
+    let spec = match run_spec(state, &pod, &ip).await {
+        Ok(spec) => spec,
+        Err((reason, m)) => return waiting(state, ns, name, &container, reason, &m),
     };
-    let strings = |v: &Value| -> Option<Vec<String>> {
-        v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
-    };
-    let ports: Vec<u16> = container["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["containerPort"].as_u64().and_then(|n| u16::try_from(n).ok()))
-        .collect();
-    let uid = pod["metadata"]["uid"].as_str().unwrap_or("").to_owned();
-    let spec = RunSpec {
-        name: format!("holm-standin-kube-{}", &uid[..uid.len().min(36)]),
-        image: image.clone(),
-        entrypoint: strings(&container["command"]),
-        cmd: strings(&container["args"]),
-        env,
-        ports,
-        host_ip: Some(ip.clone()),
-        labels: [(LABEL_POD.to_owned(), format!("{ns}/{name}"))].into_iter().collect(),
-        ..RunSpec::default()
-    };
+    let image_id = state.engine.image_id(&image).await.unwrap_or_default();
     let id = match state.engine.run(&spec).await {
         Ok((id, _)) => id,
         Err(e) => return waiting(state, ns, name, &container, "RunContainerError", &e),
