@@ -7,7 +7,10 @@
 //! OpenAPI v3 index whose writes take `fieldValidation`); namespaced Pods,
 //! Services, Secrets, ConfigMaps and `networking.k8s.io/v1`
 //! NetworkPolicies, and Namespaces (`default`, `kube-system`,
-//! `kube-public`, `kube-node-lease` exist); create, get, list with label
+//! `kube-public`, `kube-node-lease` exist); agent-sandbox's custom
+//! resources (`agents.x-k8s.io/v1beta1` Sandbox, reconciled by
+//! [`sandboxes`]; `extensions.agents.x-k8s.io/v1beta1` SandboxTemplate,
+//! SandboxWarmPool and SandboxClaim, stored and checked); create, get, list with label
 //! and field selectors, replace, patch (merge, strategic merge, JSON
 //! patch), delete (a Pod gracefully), deletecollection; one
 //! `resourceVersion` counter, a stale one on a write answered 409
@@ -28,6 +31,7 @@ mod kinds;
 mod objects;
 mod patch;
 pub mod pods;
+pub mod sandboxes;
 mod schema;
 mod selector;
 mod status;
@@ -149,6 +153,7 @@ impl KubeStandin {
         }
         let task = crate::common::serve(listener, api::router(Arc::clone(&state)));
         state.tasks.add([task]);
+        sandboxes::spawn(&state);
         Self { url, controls, state }
     }
 

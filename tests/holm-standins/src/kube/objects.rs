@@ -194,10 +194,37 @@ fn network_policy(o: &mut Value, causes: &mut Causes) {
 }
 
 /// Whether the API server counts the kind's spec changes in
-/// `metadata.generation` (Pods since 1.33, NetworkPolicies; not Services,
-/// Secrets, ConfigMaps or Namespaces).
+/// `metadata.generation` (Pods since 1.33, NetworkPolicies, every custom
+/// resource; not Services, Secrets, ConfigMaps or Namespaces).
 fn has_generation(kind: &Kind) -> bool {
-    matches!(kind.kind, "Pod" | "NetworkPolicy")
+    matches!(kind.kind, "Pod" | "NetworkPolicy") || !kind.built_in()
+}
+
+/// The fields the agent-sandbox CRDs require.
+fn custom(kind: &Kind, o: &Value, causes: &mut Causes) {
+    let need: &[&str] = match kind.kind {
+        "Sandbox" | "SandboxTemplate" => &["/spec", "/spec/podTemplate", "/spec/podTemplate/spec"],
+        "SandboxWarmPool" => &["/spec"],
+        "SandboxClaim" => &["/spec", "/spec/warmPoolRef", "/spec/warmPoolRef/name"],
+        _ => &[],
+    };
+    for p in need {
+        if o.pointer(p).is_none_or(Value::is_null) {
+            required(causes, p.trim_start_matches('/').replace('/', "."));
+            return;
+        }
+    }
+    let mode = o.pointer("/spec/operatingMode").and_then(Value::as_str);
+    if kind.kind == "Sandbox" && mode.is_some_and(|m| m != "Running" && m != "Suspended") {
+        causes.push((
+            "spec.operatingMode".into(),
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: \"{}\": supported values: \"Running\", \"Suspended\"",
+                mode.unwrap_or("")
+            ),
+        ));
+    }
 }
 
 /// What a write needs from the server: the time now (RFC 3339), a fresh
@@ -220,6 +247,7 @@ pub fn create(kind: &Kind, o: &mut Value, name: &str, fresh: Fresh<'_>) -> Resul
         "Service" => service(o, &mut causes, fresh.next_ip),
         "Secret" => secret(o)?,
         "NetworkPolicy" => network_policy(o, &mut causes),
+        _ if !kind.built_in() => custom(kind, o, &mut causes),
         "Namespace" => {
             o["spec"] = json!({ "finalizers": ["kubernetes"] });
             o["status"] = json!({ "phase": "Active" });
@@ -229,6 +257,13 @@ pub fn create(kind: &Kind, o: &mut Value, name: &str, fresh: Fresh<'_>) -> Resul
     }
     if !causes.is_empty() {
         return Err(Failure::invalid(kind, name, &causes));
+    }
+    if !kind.built_in()
+        && kind.status
+        && let Some(m) = o.as_object_mut()
+    {
+        // A custom resource's status is written through its subresource.
+        m.remove("status");
     }
     let m = &mut o["metadata"];
     m["uid"] = json!(fresh.uid);
@@ -310,6 +345,7 @@ pub fn update(kind: &Kind, old: &Value, new: &mut Value, status_only: bool) -> R
         }
         "Secret" => secret(new)?,
         "NetworkPolicy" => network_policy(new, &mut causes),
+        _ if !kind.built_in() => custom(kind, new, &mut causes),
         _ => {}
     }
     if !causes.is_empty() {

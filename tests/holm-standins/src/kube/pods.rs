@@ -264,9 +264,36 @@ fn ended(state: &State, ns: &str, name: &str, code: i64) {
     });
 }
 
+/// Deletes the pod `ns/name` gracefully: marks it with its
+/// `deletionTimestamp` and grace period (`grace`, else its spec's) and
+/// removes it once its container is removed. Answers it as marked, or
+/// `None` when it is gone.
+pub(crate) fn delete(
+    state: &Arc<State>,
+    ns: &str,
+    name: &str,
+    grace: Option<i64>,
+) -> Option<Value> {
+    let k = key(ns, name);
+    let mut inner = state.lock();
+    let mut pod = inner.store.get(&k).cloned()?;
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        return Some(pod);
+    }
+    let grace =
+        grace.or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64()).unwrap_or(30);
+    pod["metadata"]["deletionTimestamp"] = json!(now());
+    pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+    let stored = inner.store.put(&k, pod);
+    drop(inner);
+    state.changed();
+    stop(Arc::clone(state), ns.to_owned(), name.to_owned());
+    Some(stored)
+}
+
 /// Removes the pod `ns/name` (marked for deletion) once its container is
 /// removed, in a task.
-pub(crate) fn stop(state: Arc<State>, ns: String, name: String) {
+fn stop(state: Arc<State>, ns: String, name: String) {
     let tasks = Arc::clone(&state);
     tasks.tasks.add([tokio::spawn(async move {
         let id = state.lock().containers.remove(&(ns.clone(), name.clone()));

@@ -123,7 +123,26 @@ fn net_ports() -> Value {
     json!([{ "protocol": "s", "port": "x", "endPort": "i" }])
 }
 
-/// The schema of a built-in kind's whole object.
+/// A `metav1.Condition`.
+fn condition() -> Value {
+    json!({ "type": "s", "status": "s", "observedGeneration": "i", "lastTransitionTime": "x",
+        "reason": "s", "message": "s" })
+}
+
+/// agent-sandbox's `SandboxBlueprint` (`podTemplate`,
+/// `volumeClaimTemplates`, `service`) with `rest`.
+fn blueprint(rest: Value) -> Value {
+    let mut o = json!({
+        "podTemplate": { "metadata": { "labels": "m", "annotations": "m" }, "spec": pod_spec() },
+        "volumeClaimTemplates": ["x"],
+        "service": "b"
+    });
+    o.as_object_mut().expect("an object").extend(rest.as_object().cloned().unwrap_or_default());
+    o
+}
+
+/// The schema of a kind's whole object (the agent-sandbox kinds' from
+/// their CRDs' `openAPIV3Schema`).
 pub fn of(kind: &str) -> Value {
     let top = |rest: Value| {
         let mut o = json!({ "apiVersion": "s", "kind": "s", "metadata": meta() });
@@ -154,6 +173,31 @@ pub fn of(kind: &str) -> Value {
             "egress": [{ "to": [peer()], "ports": net_ports() }]
         } })),
         "Namespace" => top(json!({ "spec": { "finalizers": ["s"] }, "status": "x" })),
+        "Sandbox" => top(json!({
+            "spec": blueprint(json!({ "shutdownTime": "x", "shutdownPolicy": "s", "operatingMode": "s" })),
+            "status": { "serviceFQDN": "s", "service": "s", "conditions": [condition()],
+                "selector": "s", "podIPs": ["s"], "nodeName": "s" }
+        })),
+        "SandboxTemplate" => top(json!({ "spec": blueprint(json!({
+            "networkPolicy": { "ingress": [{ "from": [peer()], "ports": net_ports() }],
+                "egress": [{ "to": [peer()], "ports": net_ports() }] },
+            "networkPolicyManagement": "s", "envVarsInjectionPolicy": "s",
+            "volumeClaimTemplatesPolicy": "s"
+        })) })),
+        "SandboxWarmPool" => top(json!({
+            "spec": { "replicas": "i", "sandboxTemplateRef": { "name": "s" },
+                "updateStrategy": { "type": "s" } },
+            "status": { "replicas": "i", "readyReplicas": "i", "selector": "s",
+                "observedGeneration": "i" }
+        })),
+        "SandboxClaim" => top(json!({
+            "spec": { "warmPoolRef": { "name": "s" },
+                "lifecycle": { "shutdownTime": "x", "ttlSecondsAfterFinished": "i", "shutdownPolicy": "s" },
+                "additionalPodMetadata": { "labels": "m", "annotations": "m" },
+                "env": [{ "name": "s", "value": "s", "containerName": "s" }],
+                "volumeClaimTemplates": ["x"] },
+            "status": { "conditions": [condition()], "sandbox": { "name": "s", "podIPs": ["s"] } }
+        })),
         _ => json!("x"),
     }
 }

@@ -75,10 +75,16 @@ impl Failure {
     /// 422 Invalid, with one cause per `(field, reason, message)`.
     pub fn invalid(kind: &Kind, name: &str, causes: &[(String, &str, String)]) -> Self {
         let text: Vec<String> = causes.iter().map(|(f, _, m)| format!("{f}: {m}")).collect();
-        let message = if text.len() == 1 {
-            format!("{} \"{name}\" is invalid: {}", kind.kind, text[0])
+        // A custom resource's kind is named with its group.
+        let what = if kind.built_in() {
+            kind.kind.to_owned()
         } else {
-            format!("{} \"{name}\" is invalid: [{}]", kind.kind, text.join(", "))
+            format!("{}.{}", kind.kind, kind.group)
+        };
+        let message = if text.len() == 1 {
+            format!("{what} \"{name}\" is invalid: {}", text[0])
+        } else {
+            format!("{what} \"{name}\" is invalid: [{}]", text.join(", "))
         };
         let mut f = Self::new(422, "Invalid", message);
         let causes: Vec<Value> = causes
@@ -100,13 +106,16 @@ impl Failure {
         )
     }
 
-    /// 415 UnsupportedMediaType.
-    pub fn unsupported_media(content_type: &str) -> Self {
+    /// 415 UnsupportedMediaType: a patch type the stand-in does not take
+    /// for `kind` (strategic merge only for built-in kinds, no apply).
+    pub fn unsupported_media(kind: &Kind) -> Self {
+        let strategic =
+            if kind.built_in() { ", application/strategic-merge-patch+json" } else { "" };
         Self::new(
             415,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got {content_type}"
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json{strategic}"
             ),
         )
     }

@@ -176,7 +176,7 @@ pub(crate) fn create(
 }
 
 /// A random uid in the form the API server gives (a UUID v4).
-fn uuid() -> String {
+pub(crate) fn uuid() -> String {
     let h = crate::common::token();
     format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
 }
@@ -264,7 +264,7 @@ pub(crate) fn patch(
             super::patch::strategic(&mut object, &patch)
         }
         "application/json-patch+json" => super::patch::json_patch(&mut object, &patch),
-        other => return Err(Failure::unsupported_media(other)),
+        _ => return Err(Failure::unsupported_media(t.kind)),
     };
     applied
         .map_err(|e| Failure::invalid(t.kind, &key.2, &[("".into(), "FieldValueInvalid", e)]))?;
@@ -324,18 +324,9 @@ pub(crate) fn delete(
         if object["metadata"].get("deletionTimestamp").is_some() {
             return Ok(json_response(StatusCode::OK, &object));
         }
-        let grace = options
-            .get("gracePeriodSeconds")
-            .and_then(Value::as_i64)
-            .or_else(|| object["spec"]["terminationGracePeriodSeconds"].as_i64())
-            .unwrap_or(30);
-        let mut marked = object;
-        marked["metadata"]["deletionTimestamp"] = json!(now());
-        marked["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
-        let stored = inner.store.put(&key, marked);
         drop(inner);
-        state.changed();
-        pods::stop(Arc::clone(state), key.1, key.2);
+        let grace = options.get("gracePeriodSeconds").and_then(Value::as_i64);
+        let stored = pods::delete(state, &key.1, &key.2, grace).unwrap_or(object);
         return Ok(json_response(StatusCode::OK, &stored));
     }
     let gone = inner.store.remove(&key).expect("the object was there");
