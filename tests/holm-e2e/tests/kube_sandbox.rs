@@ -5,7 +5,10 @@
 //! brings a new one, and deleting the Sandbox removes what it owns; the
 //! project's own examples apply unchanged (its hello-world Sandbox runs
 //! to `Finished`; its aider SandboxTemplate, SandboxWarmPool and
-//! SandboxClaim are accepted by the CRDs' schemas and stored).
+//! SandboxClaim are accepted by the CRDs' schemas and reconciled); a SandboxWarmPool of
+//! the box image keeps its ready Sandboxes, a SandboxClaim adopts one (its
+//! guest answering at the claim's `podIPs`) and the pool makes another,
+//! and deleting the claim and the pool removes what they own.
 
 use std::path::Path;
 use std::process::Command;
@@ -296,8 +299,119 @@ async fn the_agent_sandbox_projects_examples_apply_unchanged() {
     let kinds: Vec<&str> =
         list["items"].as_array().unwrap().iter().filter_map(|o| o["kind"].as_str()).collect();
     assert_eq!(kinds, ["SandboxTemplate", "SandboxWarmPool", "SandboxClaim"]);
+    // The pool makes a Sandbox of the template and the claim adopts it;
+    // its image is not on the engine, so its pod waits in ErrImagePull
+    // and the claim is not Ready.
+    ok(
+        &config,
+        &[
+            "wait",
+            "--for=jsonpath={.status.conditions[0].reason}=DependenciesNotReady",
+            "sandboxclaim/user-session-aider",
+            "--timeout=60s",
+        ],
+    )
+    .await;
+    let claim: Value = serde_json::from_str(
+        &ok(&config, &["get", "sandboxclaim", "user-session-aider", "-o", "json"]).await,
+    )
+    .unwrap();
+    let adopted = claim["status"]["sandbox"]["name"].as_str().unwrap().to_owned();
+    assert!(adopted.starts_with("aider-warmpool-"), "{claim:#}");
+    let pod: Value =
+        serde_json::from_str(&ok(&config, &["get", "pod", &adopted, "-o", "json"]).await).unwrap();
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"], "ErrImagePull",
+        "{pod:#}"
+    );
     let template = &list["items"][0];
     assert_eq!(template["spec"]["podTemplate"]["spec"]["initContainers"][0]["name"], "git-clone");
     assert_eq!(template["metadata"]["generation"], 1);
     ok(&config, &["delete", "-f", aider.to_str().unwrap(), "-f", hello.to_str().unwrap()]).await;
+}
+
+fn box_pool(image: &str) -> String {
+    let sandbox = box_sandbox(image);
+    let template = sandbox.split("---\n").nth(1).unwrap();
+    let template = template
+        .replace(
+            "apiVersion: agents.x-k8s.io/v1beta1",
+            "apiVersion: extensions.agents.x-k8s.io/v1beta1",
+        )
+        .replace("kind: Sandbox\n", "kind: SandboxTemplate\n")
+        .replace("  name: box\n", "  name: holm-box\n")
+        .replace("  service: true\n", "");
+    format!(
+        "{}---\n{template}---\napiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxWarmPool\nmetadata: {{name: desktops}}\nspec:\n  replicas: 1\n  sandboxTemplateRef: {{name: holm-box}}\n",
+        sandbox.split("---\n").next().unwrap()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_adopts_a_warm_box_and_the_pool_makes_another() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let image = holm_testkit::ensure_image().await;
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = standin.write_kubeconfig(dir.path());
+    let file = dir.path().join("pool.yaml");
+    std::fs::write(&file, box_pool(&image)).unwrap();
+    ok(&config, &["apply", "-f", file.to_str().unwrap()]).await;
+    let one_ready =
+        ["wait", "--for=jsonpath={.status.readyReplicas}=1", "swp/desktops", "--timeout=120s"];
+    ok(&config, &one_ready).await;
+    let pool: Value =
+        serde_json::from_str(&ok(&config, &["get", "swp", "desktops", "-o", "json"]).await)
+            .unwrap();
+    let selector = pool["status"]["selector"].as_str().unwrap().to_owned();
+    assert!(selector.starts_with("agents.x-k8s.io/warm-pool-sandbox="), "{pool:#}");
+    let members = |out: String| -> Vec<String> { out.lines().map(str::to_owned).collect() };
+    let warm = members(ok(&config, &["get", "sandbox", "-l", &selector, "-o", "name"]).await);
+    assert_eq!(warm.len(), 1, "{warm:?}");
+    let warm = warm[0].trim_start_matches("sandbox.agents.x-k8s.io/").to_owned();
+    assert!(warm.starts_with("desktops-"), "{warm}");
+
+    let claim = dir.path().join("claim.yaml");
+    std::fs::write(&claim, "apiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxClaim\nmetadata: {name: alice}\nspec: {warmPoolRef: {name: desktops}}\n").unwrap();
+    ok(&config, &["apply", "-f", claim.to_str().unwrap()]).await;
+    ok(&config, &["wait", "--for=condition=Ready", "sandboxclaim/alice", "--timeout=60s"]).await;
+    let c: Value =
+        serde_json::from_str(&ok(&config, &["get", "sandboxclaim", "alice", "-o", "json"]).await)
+            .unwrap();
+    assert_eq!(c["status"]["sandbox"]["name"], warm.as_str(), "the warm Sandbox is adopted: {c:#}");
+    assert_eq!(c["metadata"]["annotations"]["agents.x-k8s.io/sandbox-name"], warm.as_str());
+    let ip = c["status"]["sandbox"]["podIPs"][0].as_str().unwrap().to_owned();
+    assert!(healthy(&ip).await, "the claimed box answers at {ip}");
+    let adopted = sandbox(&config, &warm).await;
+    assert_eq!(adopted["metadata"]["ownerReferences"][0]["kind"], "SandboxClaim");
+    assert_eq!(adopted["metadata"]["labels"]["agents.x-k8s.io/claim-uid"], c["metadata"]["uid"]);
+    assert!(adopted["metadata"]["labels"].get("agents.x-k8s.io/warm-pool-sandbox").is_none());
+
+    // The pool makes another warm Sandbox in its place.
+    ok(&config, &one_ready).await;
+    let refill = members(ok(&config, &["get", "sandbox", "-l", &selector, "-o", "name"]).await);
+    assert_eq!(refill.len(), 1, "{refill:?}");
+    assert!(!refill[0].ends_with(&warm), "{refill:?}");
+
+    ok(&config, &["delete", "sandboxclaim", "alice"]).await;
+    ok(&config, &["wait", "--for=delete", &format!("pod/{warm}"), "--timeout=60s"]).await;
+    assert!(kubectl(&config, &["get", "sandbox", &warm]).await.2.contains("not found"));
+    ok(&config, &["delete", "swp", "desktops"]).await;
+    ok(&config, &["wait", "--for=delete", "pods", "--all", "--timeout=60s"]).await;
+    assert_eq!(ok(&config, &["get", "sandbox", "-o", "name"]).await, "");
+
+    std::fs::write(&claim, "apiVersion: extensions.agents.x-k8s.io/v1beta1\nkind: SandboxClaim\nmetadata: {name: bob}\nspec: {warmPoolRef: {name: nopool}}\n").unwrap();
+    ok(&config, &["apply", "-f", claim.to_str().unwrap()]).await;
+    ok(
+        &config,
+        &[
+            "wait",
+            "--for=jsonpath={.status.conditions[0].reason}=WarmPoolNotFound",
+            "sandboxclaim/bob",
+            "--timeout=60s",
+        ],
+    )
+    .await;
 }

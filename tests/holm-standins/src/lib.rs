@@ -24,8 +24,10 @@
 //!   Registry v2 and VCR's tag status).
 //! - [`kube::KubeStandin`]: the Kubernetes API server (discovery, Pods,
 //!   Services, Secrets, NetworkPolicies, watches, conflicts, field
-//!   validation, `Status` errors), each Pod a container on the engine;
-//!   kubectl and the Python client prove it.
+//!   validation, `Status` errors), each Pod a container on the engine,
+//!   and agent-sandbox's Sandbox, SandboxTemplate, SandboxWarmPool and
+//!   SandboxClaim with their controllers; kubectl and the Python client
+//!   prove it.
 //!
 //! Both share [`common`]: a clock tests can move (vendor deadlines without
 //! waiting), injected failures (429 with `Retry-After`, 5xx), the keys the

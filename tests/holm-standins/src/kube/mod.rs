@@ -10,7 +10,7 @@
 //! `kube-public`, `kube-node-lease` exist); agent-sandbox's custom
 //! resources (`agents.x-k8s.io/v1beta1` Sandbox, reconciled by
 //! [`sandboxes`]; `extensions.agents.x-k8s.io/v1beta1` SandboxTemplate,
-//! SandboxWarmPool and SandboxClaim, stored and checked); create, get, list with label
+//! SandboxWarmPool and SandboxClaim, reconciled by [`pools`]); create, get, list with label
 //! and field selectors, replace, patch (merge, strategic merge, JSON
 //! patch), delete (a Pod gracefully), deletecollection; one
 //! `resourceVersion` counter, a stale one on a write answered 409
@@ -23,14 +23,15 @@
 //! Each Pod is a container on the local Docker engine ([`pods`]), reached
 //! at `status.podIP`, a loopback address of its own. Services are stored
 //! with a cluster IP but route nothing; NetworkPolicies are stored and
-//! enforce nothing; no controller, scheduler, admission plugin, RBAC or
-//! server-side apply is run (see docs/kubernetes-standin.md).
+//! enforce nothing; no built-in controller, scheduler, admission plugin,
+//! RBAC or server-side apply is run (see docs/kubernetes-standin.md).
 
 mod api;
 mod kinds;
 mod objects;
 mod patch;
 pub mod pods;
+pub mod pools;
 pub mod sandboxes;
 mod schema;
 mod selector;

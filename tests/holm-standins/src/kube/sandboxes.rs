@@ -10,12 +10,12 @@
 //! `SandboxSuspended`, `PodSucceeded`, `PodFailed`), `Suspended`
 //! (`NotSuspended`, `PodTerminating`, `PodTerminated`), `PodScheduled`
 //! and `Finished` (present only while they apply). The garbage collector's
-//! part is here too: a Pod or Service whose owning Sandbox is gone is
-//! deleted.
+//! part is here too: a Pod, Service or Sandbox whose owner (a Sandbox, a
+//! pool or a claim, [`pools`](super::pools)) is gone is deleted.
 //!
 //! Not done: `volumeClaimTemplates` (no PersistentVolumeClaims are
-//! served), `shutdownTime` and `shutdownPolicy`, adopting pods of a warm
-//! pool, events and metrics.
+//! served), `shutdownTime` and `shutdownPolicy`, relabelling an adopted
+//! Sandbox's running pod, events and metrics.
 
 use std::sync::Arc;
 
@@ -60,6 +60,7 @@ pub(crate) fn spawn(state: &Arc<State>) {
 }
 
 fn reconcile_all(state: &Arc<State>) {
+    super::pools::reconcile_all(state);
     let sandboxes = state.lock().store.list(kind("agents.x-k8s.io", "v1beta1", "sandboxes"), None);
     for sb in &sandboxes {
         reconcile(state, sb);
@@ -309,46 +310,50 @@ fn write_status(state: &State, sb: &Value, mut status: Value) {
     state.changed();
 }
 
-/// Deletes the Pods and Services whose owning Sandbox is gone.
+/// The garbage collector's part: deletes the Pods, Services and
+/// Sandboxes whose owning Sandbox, SandboxWarmPool or SandboxClaim is gone.
 fn collect_orphans(state: &Arc<State>) {
-    let sandboxes = kind("agents.x-k8s.io", "v1beta1", "sandboxes");
-    let (pods_kind, svc_kind) = (kind("", "v1", "pods"), kind("", "v1", "services"));
-    let (orphan_pods, orphan_svcs) = {
+    let owners = [
+        kind("agents.x-k8s.io", "v1beta1", "sandboxes"),
+        kind("extensions.agents.x-k8s.io", "v1beta1", "sandboxwarmpools"),
+        kind("extensions.agents.x-k8s.io", "v1beta1", "sandboxclaims"),
+    ];
+    let owned = [kind("", "v1", "pods"), kind("", "v1", "services"), owners[0]];
+    let orphans: Vec<(&'static Kind, String, String)> = {
         let inner = state.lock();
-        let alive: Vec<Value> = inner
-            .store
-            .list(sandboxes, None)
+        let alive: Vec<Value> = owners
             .iter()
-            .map(|s| s["metadata"]["uid"].clone())
+            .flat_map(|k| inner.store.list(k, None))
+            .map(|o| o["metadata"]["uid"].clone())
             .collect();
-        let orphan = |o: &&Value| {
+        let orphan = |o: &Value| {
             o["metadata"]["ownerReferences"].as_array().is_some_and(|refs| {
-                refs.iter().any(|r| r["kind"] == "Sandbox" && !alive.contains(&r["uid"]))
+                refs.iter().any(|r| {
+                    owners.iter().any(|k| r["kind"] == k.kind) && !alive.contains(&r["uid"])
+                })
             })
         };
-        let names = |k| -> Vec<(String, String)> {
-            inner
-                .store
-                .list(k, None)
-                .iter()
-                .filter(orphan)
-                .map(|o| {
-                    let m = &o["metadata"];
-                    (
-                        m["namespace"].as_str().unwrap_or("").to_owned(),
-                        m["name"].as_str().unwrap_or("").to_owned(),
-                    )
-                })
-                .collect()
-        };
-        (names(pods_kind), names(svc_kind))
+        owned
+            .iter()
+            .flat_map(|k| inner.store.list(k, None).into_iter().map(move |o| (*k, o)))
+            .filter(|(_, o)| orphan(o))
+            .map(|(k, o)| {
+                let m = &o["metadata"];
+                (
+                    k,
+                    m["namespace"].as_str().unwrap_or("").to_owned(),
+                    m["name"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
     };
-    for (ns, name) in orphan_pods {
-        pods::delete(state, &ns, &name, None);
-    }
     let mut gone = false;
-    for (ns, name) in orphan_svcs {
-        gone |= state.lock().store.remove(&(svc_kind, ns, name)).is_some();
+    for (k, ns, name) in orphans {
+        if k.kind == "Pod" {
+            pods::delete(state, &ns, &name, None);
+        } else {
+            gone |= state.lock().store.remove(&(k, ns, name)).is_some();
+        }
     }
     if gone {
         state.changed();
