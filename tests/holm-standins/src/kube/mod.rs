@@ -37,6 +37,7 @@ mod schema;
 mod selector;
 mod status;
 mod store;
+mod table;
 mod watch;
 mod write;
 

@@ -17,12 +17,12 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::State;
 use super::api::{Query, Target, param, selectors};
 use super::kinds::Kind;
 use super::selector::{Fields, Labels};
 use super::status::Failure;
 use super::store::Event;
+use super::{State, table};
 
 struct Watch {
     state: Arc<State>,
@@ -54,6 +54,31 @@ impl Watch {
         Some(json!({ "type": kind, "object": e.object }))
     }
 
+    /// Starts after version `from`, or with the objects there are now as
+    /// `ADDED` (and, with `bookmark`, the `BOOKMARK` that ends them).
+    fn start(&mut self, from: Option<u64>, bookmark: bool) {
+        let inner = self.state.lock();
+        self.from = from.unwrap_or_else(|| inner.store.rv());
+        if from.is_some() {
+            return;
+        }
+        for o in inner.store.list(self.kind, self.namespace.as_deref()) {
+            if self.matches(&o) {
+                self.pending.push_back(json!({ "type": "ADDED", "object": o }));
+            }
+        }
+        if bookmark {
+            self.pending.push_back(json!({ "type": "BOOKMARK", "object": {
+                "kind": self.kind.kind,
+                "apiVersion": self.kind.api_version(),
+                "metadata": {
+                    "resourceVersion": inner.store.rv().to_string(),
+                    "annotations": { "k8s.io/initial-events-end": "true" }
+                }
+            } }));
+        }
+    }
+
     /// The next line, waiting for a change; `None` once the watch's time
     /// is up or the stand-in stops.
     async fn next(&mut self) -> Option<Value> {
@@ -82,7 +107,7 @@ impl Watch {
 }
 
 /// Answers a watch as a stream of JSON lines.
-pub(crate) fn stream(state: &Arc<State>, t: &Target, query: &Query) -> Response {
+pub(crate) fn stream(state: &Arc<State>, t: &Target, query: &Query, accept: &str) -> Response {
     let (labels, fields) = match selectors(t, query) {
         Ok(s) => s,
         Err(f) => return f.into_response(),
@@ -117,30 +142,24 @@ pub(crate) fn stream(state: &Arc<State>, t: &Target, query: &Query) -> Response 
         changes,
         deadline,
     };
-    {
-        let inner = state.lock();
-        w.from = from.unwrap_or_else(|| inner.store.rv());
-        if from.is_none() {
-            for o in inner.store.list(t.kind, t.namespace.as_deref()) {
-                if w.matches(&o) {
-                    w.pending.push_back(json!({ "type": "ADDED", "object": o }));
-                }
+    w.start(from, param(query, "sendInitialEvents") == Some("true"));
+    // As Tables (kubectl's `get -w` without `-o`): one row per event,
+    // the columns with the first.
+    let tables = table::wanted(accept).then(|| (t.kind, super::api::whole(query)));
+    let lines = futures_util::stream::unfold((w, true), move |(mut w, first)| async move {
+        let mut v = w.next().await?;
+        if let Some((kind, whole)) = tables {
+            let rv = v["object"]["metadata"]["resourceVersion"]
+                .as_str()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0);
+            let mut t = table::of(kind, std::slice::from_ref(&v["object"]), rv, whole);
+            if !first && let Some(m) = t.as_object_mut() {
+                m.remove("columnDefinitions");
             }
-            if param(query, "sendInitialEvents") == Some("true") {
-                w.pending.push_back(json!({ "type": "BOOKMARK", "object": {
-                    "kind": t.kind.kind,
-                    "apiVersion": t.kind.api_version(),
-                    "metadata": {
-                        "resourceVersion": inner.store.rv().to_string(),
-                        "annotations": { "k8s.io/initial-events-end": "true" }
-                    }
-                } }));
-            }
+            v["object"] = t;
         }
-    }
-    let lines = futures_util::stream::unfold(w, |mut w| async move {
-        let v = w.next().await?;
-        Some((Ok::<_, Infallible>(Bytes::from(format!("{v}\n"))), w))
+        Some((Ok::<_, Infallible>(Bytes::from(format!("{v}\n"))), (w, false)))
     });
     let mut r = (StatusCode::OK, Body::from_stream(lines)).into_response();
     r.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
