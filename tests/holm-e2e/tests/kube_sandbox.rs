@@ -394,6 +394,9 @@ async fn a_claim_adopts_a_warm_box_and_the_pool_makes_another() {
         serde_json::from_str(&ok(&config, &["get", "sandboxclaim", "alice", "-o", "json"]).await)
             .unwrap();
     assert_eq!(c["status"]["sandbox"]["name"], warm.as_str(), "the warm Sandbox is adopted: {c:#}");
+    let table = ok(&config, &["get", "sandboxclaim", "alice"]).await;
+    let row: Vec<&str> = table.lines().nth(1).unwrap_or("").split_whitespace().collect();
+    assert_eq!(row[..4], ["alice", "True", warm.as_str(), "DependenciesReady"], "{table}");
     assert_eq!(c["metadata"]["annotations"]["agents.x-k8s.io/sandbox-name"], warm.as_str());
     let ip = c["status"]["sandbox"]["podIPs"][0].as_str().unwrap().to_owned();
     assert!(healthy(&ip).await, "the claimed box answers at {ip}");

@@ -3,7 +3,8 @@
 //! `meta.k8s.io/v1` Table, with each kind's columns as the API server
 //! prints them (a Pod's READY, STATUS, RESTARTS, AGE, IP, NODE; a
 //! Service's TYPE, CLUSTER-IP, PORT(S); a custom resource's
-//! `additionalPrinterColumns`, a Sandbox's Ready and Reason; NAME and AGE
+//! `additionalPrinterColumns`: a Sandbox's Ready and Reason, a claim's
+//! Ready, Sandbox and Reason, a pool's Ready and Desired; NAME and AGE
 //! otherwise), and each row's object as `PartialObjectMetadata` (or the
 //! whole object with `includeObject=Object`).
 
@@ -88,6 +89,15 @@ fn columns(kind: &Kind) -> Vec<Value> {
         "NetworkPolicy" => vec![s("Name"), s("Pod-Selector"), s("Age")],
         "Namespace" => vec![s("Name"), s("Status"), s("Age")],
         "Sandbox" => vec![s("Name"), s("Ready"), s("Reason"), column("Age", "date", 0)],
+        "SandboxClaim" => {
+            vec![s("Name"), s("Ready"), s("Sandbox"), s("Reason"), column("Age", "date", 0)]
+        }
+        "SandboxWarmPool" => vec![
+            s("Name"),
+            column("Ready", "integer", 0),
+            column("Desired", "integer", 0),
+            column("Age", "date", 0),
+        ],
         _ => vec![s("Name"), column("Age", "date", 0)],
     }
 }
@@ -170,6 +180,22 @@ fn cells(kind: &Kind, o: &Value) -> Vec<Value> {
                 .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
             let get = |k: &str| json!(ready.and_then(|c| c[k].as_str()).unwrap_or(""));
             vec![name, get("status"), get("reason"), json!(created)]
+        }
+        "SandboxClaim" => {
+            let ready = o["status"]["conditions"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+            let get = |k: &str| json!(ready.and_then(|c| c[k].as_str()).unwrap_or(""));
+            let sandbox = json!(o["status"]["sandbox"]["name"].as_str().unwrap_or(""));
+            vec![name, get("status"), sandbox, get("reason"), json!(created)]
+        }
+        "SandboxWarmPool" => {
+            vec![
+                name,
+                o["status"]["readyReplicas"].clone(),
+                o["spec"]["replicas"].clone(),
+                json!(created),
+            ]
         }
         _ => vec![name, json!(created)],
     }
