@@ -6,7 +6,8 @@
 //! strict validation, and deletes them all; the box's guest answers
 //! `/health` at the pod's reported address. The official Python client
 //! (37) creates, lists with label selectors, watches, patches, meets a
-//! conflict and the API's other refusals, and deletes (its script,
+//! conflict and the API's other refusals, and deletes, then does the same
+//! to an agent-sandbox Sandbox through `CustomObjectsApi` (its script,
 //! `kube_client.py`, prints one line per check).
 
 use std::io::{BufRead, BufReader};
@@ -256,7 +257,10 @@ async fn the_python_client_creates_lists_watches_patches_conflicts_and_deletes()
         run.stdout, run.stderr
     );
     let lines: Vec<&str> = run.stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(lines, ["create", "list", "watch", "patch", "conflict", "errors", "delete"]);
+    assert_eq!(
+        lines,
+        ["create", "list", "watch", "patch", "conflict", "errors", "delete", "custom"]
+    );
     // The pods' addresses are the stand-in's loopback ones.
     let watched = run.stdout.lines().find(|l| l.starts_with("watch ")).unwrap();
     let ips = watched.rsplit(' ').next().unwrap();

@@ -2,7 +2,8 @@
 against holm's Kubernetes API stand-in, unchanged: it reads the kubeconfig
 named by KUBECONFIG, and runs pods of the image KUBE_IMAGE (which has
 `sleep`). Each check prints a line; any failure raises and exits non-zero.
-Every wait is on a watch's events, never on time."""
+It also drives agent-sandbox's Sandbox through CustomObjectsApi. Every
+wait is on a watch's events, never on time."""
 
 import json
 import os
@@ -12,7 +13,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 config.load_kube_config()
-core, net = client.CoreV1Api(), client.NetworkingV1Api()
+core, net, custom = client.CoreV1Api(), client.NetworkingV1Api(), client.CustomObjectsApi()
 ns, image, run = "default", os.environ["KUBE_IMAGE"], uuid.uuid4().hex[:10]
 
 
@@ -114,3 +115,37 @@ for ev in w.stream(core.list_namespaced_pod, ns, label_selector=f"run={run}",
         w.stop()
 assert names(f"run={run}") == [], names(f"run={run}")
 print("delete", len(gone))
+
+# agent-sandbox's Sandbox, a custom resource, through CustomObjectsApi.
+group, version, plural = "agents.x-k8s.io", "v1beta1", "sandboxes"
+sb = custom.create_namespaced_custom_object(group, version, ns, plural, {
+    "apiVersion": f"{group}/{version}", "kind": "Sandbox",
+    "metadata": {"name": f"sb-{run}", "labels": {"run": run}},
+    "spec": {"podTemplate": {"spec": {"containers": [
+        {"name": "main", "image": image, "command": ["sleep", "infinity"]}]}}},
+})
+assert sb["metadata"]["generation"] == 1 and "status" not in sb, sb
+listed = custom.list_namespaced_custom_object(group, version, ns, plural, label_selector=f"run={run}")
+assert [i["metadata"]["name"] for i in listed["items"]] == [f"sb-{run}"], listed
+assert listed["items"][0]["kind"] == "Sandbox", "a custom resource's list items carry their kind"
+for ev in w.stream(custom.list_namespaced_custom_object, group, version, ns, plural,
+                   label_selector=f"run={run}", resource_version=listed["metadata"]["resourceVersion"],
+                   timeout_seconds=120):
+    ready = [c for c in ev["object"].get("status", {}).get("conditions", []) if c["type"] == "Ready"]
+    if ready and ready[0]["status"] == "True":
+        assert ready[0]["reason"] == "DependenciesReady", ready
+        w.stop()
+stale = custom.get_namespaced_custom_object(group, version, ns, plural, f"sb-{run}")
+moved = custom.patch_namespaced_custom_object(group, version, ns, plural, f"sb-{run}",
+                                              {"metadata": {"labels": {"moved": "on"}}})
+assert moved["metadata"]["labels"]["moved"] == "on", moved
+stale["metadata"]["labels"]["late"] = "write"
+body = refused(lambda: custom.replace_namespaced_custom_object(group, version, ns, plural, f"sb-{run}", stale),
+               409, "Conflict")
+assert body["details"] == {"name": f"sb-{run}", "group": group, "kind": plural}, body
+custom.delete_namespaced_custom_object(group, version, ns, plural, f"sb-{run}")
+for ev in w.stream(core.list_namespaced_pod, ns, field_selector=f"metadata.name=sb-{run}",
+                   resource_version=moved["metadata"]["resourceVersion"], timeout_seconds=120):
+    if ev["type"] == "DELETED":
+        w.stop()
+print("custom", "Sandbox ready, patched, conflict, deleted with its pod")
