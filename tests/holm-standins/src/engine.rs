@@ -29,10 +29,17 @@ pub struct RunSpec {
     /// The entrypoint instead of the image's, as a vendor's own agent is
     /// the first process of its sandboxes.
     pub entrypoint: Option<Vec<String>>,
+    /// The command instead of the image's (`CMD`); `None`: none when
+    /// `entrypoint` is given, else the image's.
+    pub cmd: Option<Vec<String>>,
     /// `K=V` environment.
     pub env: Vec<String>,
     /// The ports to publish on 127.0.0.1.
     pub ports: Vec<u16>,
+    /// The loopback address to publish `ports` on as themselves (a
+    /// Kubernetes pod's address), instead of on 127.0.0.1 at ports the
+    /// engine picks.
+    pub host_ip: Option<String>,
     /// Memory in MiB.
     pub memory_mib: Option<u64>,
     /// Whole CPUs.
@@ -131,8 +138,12 @@ impl Engine {
             bindings.insert(
                 key.clone(),
                 Some(vec![PortBinding {
-                    host_ip: Some("127.0.0.1".into()),
-                    host_port: Some(String::new()),
+                    host_ip: Some(spec.host_ip.clone().unwrap_or_else(|| "127.0.0.1".into())),
+                    host_port: Some(if spec.host_ip.is_some() {
+                        port.to_string()
+                    } else {
+                        String::new()
+                    }),
                 }]),
             );
             exposed.push(key);
@@ -150,7 +161,7 @@ impl Engine {
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: spec.entrypoint.clone(),
-            cmd: spec.entrypoint.as_ref().map(|_| Vec::new()),
+            cmd: spec.cmd.clone().or_else(|| spec.entrypoint.as_ref().map(|_| Vec::new())),
             env: Some(spec.env.clone()),
             labels: Some(
                 spec.labels
@@ -325,6 +336,23 @@ impl Engine {
             }
         }
         Ok(None)
+    }
+
+    /// Waits for a container to end and answers its exit code (`None`
+    /// when it is gone or the engine cannot say).
+    pub async fn wait(&self, id: &str) -> Option<i64> {
+        let mut stream =
+            self.docker.wait_container(id, None::<bollard::query_parameters::WaitContainerOptions>);
+        match stream.next().await? {
+            Ok(r) => Some(r.status_code),
+            Err(bollard::errors::Error::DockerContainerWaitError { code, .. }) => Some(code),
+            Err(_) => None,
+        }
+    }
+
+    /// The id of an image on the engine (`sha256:…`).
+    pub async fn image_id(&self, tag: &str) -> Option<String> {
+        self.docker.inspect_image(tag).await.ok().and_then(|i| i.id)
     }
 
     /// Pauses a container (its memory kept).

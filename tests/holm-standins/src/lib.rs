@@ -22,6 +22,12 @@
 //! - [`vercel::VercelStandin`]: Vercel Sandbox's API (sandboxes, sessions,
 //!   commands, files, routes) and Vercel Container Registry (a Docker
 //!   Registry v2 and VCR's tag status).
+//! - [`kube::KubeStandin`]: the Kubernetes API server (discovery, Pods,
+//!   Services, Secrets, NetworkPolicies, watches, conflicts, field
+//!   validation, `Status` errors), each Pod a container on the engine,
+//!   and agent-sandbox's Sandbox, SandboxTemplate, SandboxWarmPool and
+//!   SandboxClaim with their controllers; kubectl and the Python client
+//!   prove it.
 //!
 //! Both share [`common`]: a clock tests can move (vendor deadlines without
 //! waiting), injected failures (429 with `Retry-After`, 5xx), the keys the
@@ -40,6 +46,7 @@ pub mod daytona;
 pub mod e2b;
 pub mod engine;
 pub mod forward;
+pub mod kube;
 pub mod modal;
 pub mod runtime_cloud;
 pub mod sdk;

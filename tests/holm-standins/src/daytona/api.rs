@@ -296,6 +296,7 @@ async fn run_sandbox(state: Arc<State>, id: String, image: String) {
         memory_mib: Some(s.memory * 1024),
         cpus: Some(s.cpu),
         labels: s.labels.clone(),
+        ..RunSpec::default()
     };
     match state.engine.run(&spec).await {
         Ok((container, ports)) => {

@@ -253,6 +253,7 @@ async fn create(state: &State, body: Value, default_timeout: u64) -> Response {
         memory_mib: Some(build.memory_mb),
         cpus: Some(build.cpu),
         labels: strings(body.get("metadata")),
+        ..RunSpec::default()
     };
     let (container, ports) = match state.engine.run(&spec).await {
         Ok(r) => r,

@@ -145,6 +145,7 @@ impl Api {
             memory_mib: (resources.memory_mb > 0).then_some(u64::from(resources.memory_mb)),
             cpus: (resources.milli_cpu > 0).then(|| u64::from(resources.milli_cpu.div_ceil(1000))),
             labels: tags.clone(),
+            ..RunSpec::default()
         };
         let now = now_f64(&self.0);
         self.0.lock().sandboxes.insert(

@@ -521,6 +521,7 @@ async fn run_sandbox(state: Arc<State>, id: String, image: String) {
         memory_mib: Some(s.memory_mib),
         cpus: Some(s.vcpu),
         labels: s.labels.clone(),
+        ..RunSpec::default()
     };
     match state.engine.run(&spec).await {
         Ok((container, ports)) => {

@@ -456,6 +456,7 @@ async fn start_session(state: Arc<State>, sid: String, image: String) {
         cpus: Some(s.vcpus),
         // The tags, so a test finds the container of a sandbox by them.
         labels: s.tags.clone(),
+        ..RunSpec::default()
     };
     match state.engine.run(&spec).await {
         Ok((container, host_ports)) => {

@@ -1,0 +1,308 @@
+//! The kubelet's part: each Pod a container on the local Docker engine.
+//!
+//! The pod's first container runs: its image (from the local engine: the
+//! stand-in pulls nothing), `command` as the entrypoint, `args` as the
+//! command, `env` with `value` or `valueFrom` (a Secret's or ConfigMap's
+//! key, the pod's own name, namespace or IP). The pod gets an address of
+//! its own on the loopback network, `127.X.Y.Z`, and each `containerPort`
+//! is published on it as itself, so `status.podIP:containerPort` reaches
+//! the container from the host as it would from inside a cluster. Its
+//! status goes as the kubelet reports it: `Pending` (scheduled to the
+//! node `standin`, then `ContainerCreating`), `Running` with `podIP`,
+//! `containerStatuses` and the `Ready` condition once the container runs
+//! (no probes are run), and when the container ends, `Succeeded` or
+//! `Failed` under `restartPolicy: Never` (the stand-in restarts nothing,
+//! so otherwise the container waits in `CrashLoopBackOff`). A deleted
+//! pod's container is removed, then the pod.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use super::State;
+use super::kinds;
+use super::store::Key;
+use crate::common::Clock;
+use crate::engine::RunSpec;
+
+/// The Docker label naming a container's pod, `namespace/name`.
+pub const LABEL_POD: &str = "kube.holm.dev/pod";
+/// The node every pod is scheduled to.
+pub const NODE: &str = "standin";
+
+fn now() -> String {
+    Clock::rfc3339(Clock::default().now())
+}
+
+fn key(ns: &str, name: &str) -> Key {
+    (kinds::find("", "v1", "pods").expect("pods are served"), ns.to_owned(), name.to_owned())
+}
+
+/// Changes the pod's stored object with `f`, unless it is gone or being
+/// deleted; answers whether it did.
+fn update(state: &State, ns: &str, name: &str, f: impl FnOnce(&mut Value)) -> bool {
+    let k = key(ns, name);
+    let mut inner = state.lock();
+    let Some(mut pod) = inner.store.get(&k).cloned() else { return false };
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        return false;
+    }
+    f(&mut pod);
+    inner.store.put(&k, pod);
+    drop(inner);
+    state.changed();
+    true
+}
+
+fn condition(kind: &str, ok: bool, reason: Option<&str>) -> Value {
+    let mut c = json!({
+        "type": kind,
+        "status": if ok { "True" } else { "False" },
+        "lastProbeTime": null,
+        "lastTransitionTime": now()
+    });
+    if let Some(r) = reason {
+        c["reason"] = json!(r);
+    }
+    c
+}
+
+/// The value of one `env` entry of `pod`, as the kubelet resolves it.
+fn env_value(state: &State, pod: &Value, e: &Value, ip: &str) -> Result<String, String> {
+    if let Some(v) = e.get("value").and_then(Value::as_str) {
+        return Ok(v.to_owned());
+    }
+    let from = &e["valueFrom"];
+    let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+    for (field, resource, binary) in
+        [("secretKeyRef", "secrets", true), ("configMapKeyRef", "configmaps", false)]
+    {
+        let Some(r) = from.get(field) else { continue };
+        let (obj, k) = (r["name"].as_str().unwrap_or(""), r["key"].as_str().unwrap_or(""));
+        let kind = kinds::find("", "v1", resource).expect("served");
+        let object = state.lock().store.get(&(kind, ns.to_owned(), obj.to_owned())).cloned();
+        let raw = object.as_ref().and_then(|o| o["data"][k].as_str()).map(str::to_owned);
+        return match (raw, binary) {
+            (Some(s), true) => base64::engine::general_purpose::STANDARD
+                .decode(s)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .map_err(|e| e.to_string()),
+            (Some(s), false) => Ok(s),
+            (None, _) if r["optional"].as_bool() == Some(true) => Ok(String::new()),
+            (None, _) => Err(format!("couldn't find key {k} in {} {ns}/{obj}", kind.kind)),
+        };
+    }
+    if let Some(path) = from.pointer("/fieldRef/fieldPath").and_then(Value::as_str) {
+        return Ok(match path {
+            "status.podIP" => ip.to_owned(),
+            "spec.nodeName" => NODE.to_owned(),
+            p => pod
+                .pointer(&format!("/{}", p.replace('.', "/")))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        });
+    }
+    Ok(String::new())
+}
+
+/// Marks the pod's container as waiting for `reason`.
+fn waiting(state: &State, ns: &str, name: &str, container: &Value, reason: &str, message: &str) {
+    let status = json!([{
+        "name": container["name"], "image": container["image"], "imageID": "",
+        "ready": false, "restartCount": 0, "started": false,
+        "state": { "waiting": { "reason": reason, "message": message } }, "lastState": {}
+    }]);
+    update(state, ns, name, |p| {
+        p["status"]["containerStatuses"] = status;
+        p["status"]["conditions"] = json!([
+            condition("PodScheduled", true, None),
+            condition("Initialized", true, None),
+            condition("Ready", false, Some("ContainersNotReady")),
+            condition("ContainersReady", false, Some("ContainersNotReady")),
+        ]);
+    });
+}
+
+/// What the engine runs for `pod` at `ip`, or why it cannot (the
+/// waiting reason and message the kubelet reports).
+async fn run_spec(state: &State, pod: &Value, ip: &str) -> Result<RunSpec, (&'static str, String)> {
+    let container = &pod["spec"]["containers"][0];
+    let image = container["image"].as_str().unwrap_or("").to_owned();
+    let mut env = Vec::new();
+    for e in container["env"].as_array().into_iter().flatten() {
+        let v = env_value(state, pod, e, ip).map_err(|m| ("CreateContainerConfigError", m))?;
+        env.push(format!("{}={v}", e["name"].as_str().unwrap_or("")));
+    }
+    if state.engine.image_id(&image).await.is_none() {
+        let m = format!("the stand-in pulls no images: {image} is not on the local Docker engine");
+        return Err(("ErrImagePull", m));
+    }
+    let strings = |v: &Value| -> Option<Vec<String>> {
+        v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+    };
+    let ports: Vec<u16> = container["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["containerPort"].as_u64().and_then(|n| u16::try_from(n).ok()))
+        .collect();
+    let uid = pod["metadata"]["uid"].as_str().unwrap_or("");
+    let (ns, name) = (
+        pod["metadata"]["namespace"].as_str().unwrap_or(""),
+        pod["metadata"]["name"].as_str().unwrap_or(""),
+    );
+    Ok(RunSpec {
+        name: format!("holm-standin-kube-{uid}"),
+        image,
+        entrypoint: strings(&container["command"]),
+        cmd: strings(&container["args"]),
+        env,
+        ports,
+        host_ip: Some(ip.to_owned()),
+        labels: [(LABEL_POD.to_owned(), format!("{ns}/{name}"))].into_iter().collect(),
+        ..RunSpec::default()
+    })
+}
+
+/// Runs the pod `ns/name` (just created) on the engine, in a task.
+pub(crate) fn start(state: Arc<State>, ns: String, name: String) {
+    let tasks = Arc::clone(&state);
+    tasks.tasks.add([tokio::spawn(async move { run(&state, &ns, &name).await })]);
+}
+
+async fn run(state: &Arc<State>, ns: &str, name: &str) {
+    let Some(pod) = state.lock().store.get(&key(ns, name)).cloned() else { return };
+    let container = pod["spec"]["containers"][0].clone();
+    let image = container["image"].as_str().unwrap_or("").to_owned();
+    update(state, ns, name, |p| {
+        p["spec"]["nodeName"] = json!(NODE);
+        p["status"]["conditions"] = json!([condition("PodScheduled", true, None)]);
+    });
+    waiting(state, ns, name, &container, "ContainerCreating", "");
+    let ip = state.lock().next_pod_ip();
+    let spec = match run_spec(state, &pod, &ip).await {
+        Ok(spec) => spec,
+        Err((reason, m)) => return waiting(state, ns, name, &container, reason, &m),
+    };
+    let image_id = state.engine.image_id(&image).await.unwrap_or_default();
+    let id = match state.engine.run(&spec).await {
+        Ok((id, _)) => id,
+        Err(e) => return waiting(state, ns, name, &container, "RunContainerError", &e),
+    };
+    let started = now();
+    let running = {
+        let mut inner = state.lock();
+        inner.containers.insert((ns.to_owned(), name.to_owned()), id.clone());
+        inner
+            .store
+            .get(&key(ns, name))
+            .is_some_and(|p| p["metadata"].get("deletionTimestamp").is_none())
+    };
+    if !running {
+        let _ = state.engine.remove(&id).await;
+        return;
+    }
+    let c = json!({
+        "name": container["name"], "image": image, "imageID": image_id,
+        "containerID": format!("docker://{id}"), "ready": true, "restartCount": 0,
+        "started": true, "state": { "running": { "startedAt": started } }, "lastState": {}
+    });
+    update(state, ns, name, |p| {
+        let s = &mut p["status"];
+        s["phase"] = json!("Running");
+        s["hostIP"] = json!("127.0.0.1");
+        s["hostIPs"] = json!([{ "ip": "127.0.0.1" }]);
+        s["podIP"] = json!(ip);
+        s["podIPs"] = json!([{ "ip": ip }]);
+        s["startTime"] = json!(started);
+        s["containerStatuses"] = json!([c]);
+        s["conditions"] = json!([
+            condition("PodReadyToStartContainers", true, None),
+            condition("Initialized", true, None),
+            condition("Ready", true, None),
+            condition("ContainersReady", true, None),
+            condition("PodScheduled", true, None),
+        ]);
+    });
+    if let Some(code) = state.engine.wait(&id).await {
+        ended(state, ns, name, code);
+    }
+}
+
+/// Reports the pod's container ended with `code`.
+fn ended(state: &State, ns: &str, name: &str, code: i64) {
+    update(state, ns, name, |p| {
+        let policy = p["spec"]["restartPolicy"].as_str().unwrap_or("Always").to_owned();
+        let s = &mut p["status"];
+        let c = &mut s["containerStatuses"][0];
+        let started = c.pointer("/state/running/startedAt").cloned().unwrap_or(Value::Null);
+        let terminated = json!({ "terminated": {
+            "exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
+            "startedAt": started, "finishedAt": now(), "containerID": c["containerID"]
+        } });
+        c["ready"] = json!(false);
+        c["started"] = json!(false);
+        let done = policy == "Never" || policy == "OnFailure" && code == 0;
+        if done {
+            c["state"] = terminated;
+            s["phase"] = json!(if code == 0 { "Succeeded" } else { "Failed" });
+        } else {
+            c["lastState"] = terminated;
+            c["state"] = json!({ "waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": "the stand-in restarts no containers"
+            } });
+        }
+        let reason = if done { "PodCompleted" } else { "ContainersNotReady" };
+        for cond in s["conditions"].as_array_mut().into_iter().flatten() {
+            if cond["type"] == "Ready" || cond["type"] == "ContainersReady" {
+                *cond = condition(cond["type"].as_str().unwrap_or(""), false, Some(reason));
+            }
+        }
+    });
+}
+
+/// Deletes the pod `ns/name` gracefully: marks it with its
+/// `deletionTimestamp` and grace period (`grace`, else its spec's) and
+/// removes it once its container is removed. Answers it as marked, or
+/// `None` when it is gone.
+pub(crate) fn delete(
+    state: &Arc<State>,
+    ns: &str,
+    name: &str,
+    grace: Option<i64>,
+) -> Option<Value> {
+    let k = key(ns, name);
+    let mut inner = state.lock();
+    let mut pod = inner.store.get(&k).cloned()?;
+    if pod["metadata"].get("deletionTimestamp").is_some() {
+        return Some(pod);
+    }
+    let grace =
+        grace.or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64()).unwrap_or(30);
+    pod["metadata"]["deletionTimestamp"] = json!(now());
+    pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+    let stored = inner.store.put(&k, pod);
+    drop(inner);
+    state.changed();
+    stop(Arc::clone(state), ns.to_owned(), name.to_owned());
+    Some(stored)
+}
+
+/// Removes the pod `ns/name` (marked for deletion) once its container is
+/// removed, in a task.
+fn stop(state: Arc<State>, ns: String, name: String) {
+    let tasks = Arc::clone(&state);
+    tasks.tasks.add([tokio::spawn(async move {
+        let id = state.lock().containers.remove(&(ns.clone(), name.clone()));
+        if let Some(id) = id {
+            let _ = state.engine.remove(&id).await;
+        }
+        let removed = state.lock().store.remove(&key(&ns, &name));
+        if removed.is_some() {
+            state.changed();
+        }
+    })]);
+}
