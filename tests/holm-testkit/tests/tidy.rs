@@ -3,7 +3,8 @@
 //! crate of the workspace has its section in ARCHITECTURE.md's code map and
 //! every module a section names exists; every relative link in the README,
 //! ARCHITECTURE.md and `docs/` resolves; and no source file is over 800
-//! lines unless [`LONG_FILES`] lists it with its reason.
+//! lines unless [`LONG_FILES`] lists it with its reason; and the guest's
+//! modules import each other in no circle.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -226,4 +227,97 @@ fn every_relative_link_in_the_docs_resolves() {
         }
     }
     assert!(broken.is_empty(), "links that lead nowhere: {broken:#?}");
+}
+
+/// The top-level modules of `src` that each file of `src` (tests left out)
+/// names through `crate::`, by the module it belongs to.
+fn crate_imports(src: &Path) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    files(src, &mut paths);
+    let top = |p: &Path| {
+        let rel = p.strip_prefix(src).unwrap();
+        let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        first.trim_end_matches(".rs").to_owned()
+    };
+    let modules: BTreeSet<String> =
+        paths.iter().map(|p| top(p)).filter(|m| m != "lib" && m != "main").collect();
+    let mut graph: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for path in &paths {
+        let from = top(path);
+        if !modules.contains(&from) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("crate::") {
+                let rest = &line[i + "crate::".len()..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(group) => group.split('}').next().unwrap_or_default().split(',').collect(),
+                    None => vec![rest],
+                };
+                for name in names {
+                    let name: String = name
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if name != from && modules.contains(&name) {
+                        graph.entry(from.clone()).or_default().insert(name);
+                    }
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// A path from `from` back to `to` through `graph`, if there is one.
+fn path_back(
+    graph: &std::collections::BTreeMap<String, BTreeSet<String>>,
+    from: &str,
+    to: &str,
+    seen: &mut BTreeSet<String>,
+) -> Option<Vec<String>> {
+    if from == to {
+        return Some(vec![to.to_owned()]);
+    }
+    if !seen.insert(from.to_owned()) {
+        return None;
+    }
+    for next in graph.get(from).into_iter().flatten() {
+        if let Some(mut path) = path_back(graph, next, to, seen) {
+            path.insert(0, from.to_owned());
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// Issue 27.4: the guest's modules import each other in no circle (a
+/// module may use another only if that one, directly or not, does not use
+/// it back), so each can be read, tested and changed from the bottom up.
+#[test]
+fn the_guests_modules_import_each_other_in_no_circle() {
+    let graph = crate_imports(&root().join("guest-agent/holm-guest/src"));
+    assert!(graph.len() > 10, "the guest's imports were not found: {graph:?}");
+    let mut circles = Vec::new();
+    for (from, tos) in &graph {
+        for to in tos {
+            if let Some(back) = path_back(&graph, to, from, &mut BTreeSet::new()) {
+                circles.push(format!("{from} -> {}", back.join(" -> ")));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "the guest's modules import in circles:\n{}", circles.join("\n"));
 }
