@@ -9,6 +9,7 @@ pub mod edge;
 pub mod error;
 pub mod extract;
 pub mod serve;
+pub mod tracked;
 pub mod viewer_page;
 pub mod viewer_token;
 

@@ -112,7 +112,7 @@ pub async fn serve(
         crate::no_delay_stream(&stream);
         // The limit's permit goes with the socket, so an upgraded connection
         // holds it until it closes.
-        let stream = Counted { inner: stream, _permit: permit };
+        let stream = crate::tracked::Tracked::new(stream, permit);
         let Ok(held) = Arc::clone(&serving).try_acquire_owned() else { break };
         let app = app.clone();
         let body_idle = limits.body_idle;
@@ -153,53 +153,6 @@ pub async fn serve(
     // Every connection's task holds a permit until hyper lets it go.
     let _ = serving.acquire_many(u32::MAX).await;
     Ok(())
-}
-
-/// A socket that holds its place under the connection limit for as long as
-/// it lives: through an upgrade, until the WebSocket's last end drops it.
-struct Counted<S> {
-    inner: S,
-    _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Counted<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Counted<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
 }
 
 /// A request body that fails when it sends nothing for a while.

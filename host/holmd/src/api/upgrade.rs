@@ -13,10 +13,8 @@
 //! the client move an idle deadline (at most every few seconds) when the
 //! route is a command.
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -26,7 +24,6 @@ use axum::response::Response;
 use holm_http::Error;
 use holm_proto::host::BoxState;
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::AppState;
 use super::viewers::no_viewer_port;
@@ -153,7 +150,8 @@ pub(super) async fn forward(
             }
         };
         let sent = Arc::new(AtomicU64::new(0));
-        let mut client = Counting { inner: TokioIo::new(client), read: Arc::clone(&sent) };
+        // Counts the bytes read from the client.
+        let mut client = holm_http::tracked::Tracked::new(TokioIo::new(client), Arc::clone(&sent));
         let mut guest = guest;
         let mut state_rx = entry.subscribe();
         let left = async move {
@@ -177,44 +175,6 @@ pub(super) async fn forward(
         }
     });
     out.body(Body::empty()).map_err(Error::internal)
-}
-
-/// Counts the bytes read from the client.
-struct Counting<T> {
-    inner: T,
-    read: Arc<AtomicU64>,
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Counting<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let n = buf.filled().len() - before;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        r
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Counting<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]
