@@ -120,9 +120,9 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) {
 
 #[cfg(test)]
 mod tests {
-    use holm_proto::ErrorDetails;
+    use holm_proto::{ApiError, ErrorCode, ErrorDetails};
 
-    use super::*;
+    use super::cli_hint;
 
     #[test]
     fn a_typed_error_is_worded_in_commands_where_rest_names_routes() {

@@ -64,7 +64,7 @@ pub enum NodeCmd {
         /// The value.
         value: String,
         #[command(flatten)]
-        secret: crate::cmd::SensitiveArg,
+        secret: crate::args::SensitiveArg,
     },
 }
 

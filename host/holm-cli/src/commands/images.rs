@@ -1,7 +1,15 @@
 //! `holm image`: box images built, listed and removed, on the server or on a
 //! local engine.
 
-use super::*;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Subcommand;
+use futures_util::StreamExt;
+use holm_client::Client;
+use holm_proto::host::{BuildEvent, BuildImage};
+
+use crate::output;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum ImageCmd {

@@ -5,14 +5,14 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
-use holm_client::{BoxClient, Client};
+use holm_client::{BoxClient, Client, PageScreenshot};
 use holm_proto::guest::{
-    Button, ClickRequest, ElementState, EvaluateRequest, FillRequest, NavigateRequest, OpenTab,
-    PageImageFormat, PageResult, PageScreenshotOptions, PressRequest, StorageState, TypeRequest,
-    WaitRequest, WaitUntil,
+    Button, ClickRequest, ElementState, EvaluateRequest, EvaluateResult, FillRequest,
+    NavigateRequest, OpenTab, PageImageFormat, PageResult, PageScreenshotOptions, PressRequest,
+    StorageState, Tab, TypeRequest, WaitRequest, WaitUntil,
 };
 
-use crate::cmd::SensitiveArg;
+use crate::args::SensitiveArg;
 use crate::output;
 
 /// `holm bridge BOX`.
@@ -213,30 +213,80 @@ pub async fn bridge(client: &Client, a: BridgeArgs, json: bool) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
+impl From<WaitArg> for WaitUntil {
+    fn from(w: WaitArg) -> Self {
+        match w {
+            WaitArg::Load => Self::Load,
+            WaitArg::DomContentLoaded => Self::DomContentLoaded,
+            WaitArg::Commit => Self::Commit,
+        }
+    }
+}
+
+impl From<StateArg> for ElementState {
+    fn from(s: StateArg) -> Self {
+        match s {
+            StateArg::Visible => Self::Visible,
+            StateArg::Attached => Self::Attached,
+            StateArg::Hidden => Self::Hidden,
+            StateArg::Detached => Self::Detached,
+        }
+    }
+}
+
+/// `holm page tabs`: a table, or the tabs as JSON.
+fn print_tabs(tabs: &[Tab], json: bool) {
+    if json {
+        output::json(&tabs);
+        return;
+    }
+    let rows: Vec<Vec<String>> = tabs
+        .iter()
+        .map(|t| {
+            vec![
+                t.id.clone(),
+                if t.current { "*" } else { "" }.to_owned(),
+                t.title.clone(),
+                t.url.clone(),
+            ]
+        })
+        .collect();
+    output::table(&["TAB", "CURRENT", "TITLE", "URL"], &rows);
+}
+
+/// `holm page eval`: the value as JSON (or what JSON cannot hold).
+fn print_eval(r: &EvaluateResult, json: bool) -> anyhow::Result<()> {
+    if json {
+        output::json(r);
+    } else if let Some(u) = &r.unserializable {
+        output::line(u);
+    } else {
+        output::line(&serde_json::to_string(&r.value)?);
+    }
+    Ok(())
+}
+
+/// `holm page screenshot`: the image to FILE (`-`: standard output).
+fn save_screenshot(shot: &PageScreenshot, file: &str, json: bool) -> anyhow::Result<()> {
+    if file == "-" {
+        std::io::stdout().write_all(&shot.bytes).context("write standard output")?;
+    } else {
+        std::fs::write(file, &shot.bytes).with_context(|| format!("write {file}"))?;
+        if json {
+            output::json(&serde_json::json!({
+                "file": file, "width": shot.width, "height": shot.height,
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// `holm page ...`.
 pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<ExitCode> {
     let b: BoxClient = client.boxed(&a.r#box);
     let tab = a.tab;
     match a.command {
-        PageCmd::Tabs => {
-            let tabs = b.tabs().await?;
-            if json {
-                output::json(&tabs);
-            } else {
-                let rows: Vec<Vec<String>> = tabs
-                    .iter()
-                    .map(|t| {
-                        vec![
-                            t.id.clone(),
-                            if t.current { "*" } else { "" }.to_owned(),
-                            t.title.clone(),
-                            t.url.clone(),
-                        ]
-                    })
-                    .collect();
-                output::table(&["TAB", "CURRENT", "TITLE", "URL"], &rows);
-            }
-        }
+        PageCmd::Tabs => print_tabs(&b.tabs().await?, json),
         PageCmd::Open { url } => {
             let t = b.open_tab(&OpenTab { url, ..OpenTab::default() }).await?;
             if json {
@@ -247,75 +297,11 @@ pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<Ex
         }
         PageCmd::Close { id } => b.close_tab(&id).await?,
         PageCmd::Activate { id } => b.activate_tab(&id).await?,
-        PageCmd::Goto { url, wait, timeout } => {
-            let wait_until = Some(match wait {
-                WaitArg::Load => WaitUntil::Load,
-                WaitArg::DomContentLoaded => WaitUntil::DomContentLoaded,
-                WaitArg::Commit => WaitUntil::Commit,
-            });
-            let r = b
-                .navigate_with(&NavigateRequest { url, tab, wait_until, timeout_ms: ms(timeout) })
-                .await?;
-            print_page(&r, json);
-        }
-        PageCmd::Click { selector, count, right, timeout } => {
-            let r = b
-                .page_click_with(&ClickRequest {
-                    selector,
-                    tab,
-                    button: right.then_some(Button::Right),
-                    count,
-                    timeout_ms: ms(timeout),
-                })
-                .await?;
-            print_page(&r, json);
-        }
-        PageCmd::Type { selector, text, secret } => {
-            let r = b
-                .page_type_with(&TypeRequest {
-                    text,
-                    selector: Some(selector),
-                    tab,
-                    timeout_ms: None,
-                    sensitive: secret.sensitive,
-                })
-                .await?;
-            print_page(&r, json);
-        }
-        PageCmd::Fill { selector, value, secret } => {
-            let sensitive = secret.sensitive;
-            let request = FillRequest { selector, value, tab, timeout_ms: None, sensitive };
-            let r = b.page_fill_with(&request).await?;
-            print_page(&r, json);
-        }
-        PageCmd::Press { key, selector } => {
-            let r =
-                b.page_press_with(&PressRequest { key, selector, tab, timeout_ms: None }).await?;
-            print_page(&r, json);
-        }
-        PageCmd::Wait { selector, state, timeout } => {
-            let state = Some(match state {
-                StateArg::Visible => ElementState::Visible,
-                StateArg::Attached => ElementState::Attached,
-                StateArg::Hidden => ElementState::Hidden,
-                StateArg::Detached => ElementState::Detached,
-            });
-            let r = b
-                .page_wait_with(&WaitRequest { selector, state, tab, timeout_ms: ms(timeout) })
-                .await?;
-            print_page(&r, json);
-        }
         PageCmd::Eval { expression } => {
             let r = b
                 .evaluate_with(&EvaluateRequest { expression, tab, ..EvaluateRequest::default() })
                 .await?;
-            if json {
-                output::json(&r);
-            } else if let Some(u) = &r.unserializable {
-                output::line(u);
-            } else {
-                output::line(&serde_json::to_string(&r.value)?);
-            }
+            print_eval(&r, json)?;
         }
         PageCmd::Screenshot { file, full_page, jpeg, quality } => {
             let jpeg =
@@ -326,17 +312,7 @@ pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<Ex
                 quality,
                 full_page: full_page.then_some(true),
             };
-            let shot = b.page_screenshot(&options).await?;
-            if file == "-" {
-                std::io::stdout().write_all(&shot.bytes).context("write standard output")?;
-            } else {
-                std::fs::write(&file, &shot.bytes).with_context(|| format!("write {file}"))?;
-                if json {
-                    output::json(&serde_json::json!({
-                        "file": file, "width": shot.width, "height": shot.height,
-                    }));
-                }
-            }
+            save_screenshot(&b.page_screenshot(&options).await?, &file, json)?;
         }
         PageCmd::Text | PageCmd::Html => {
             let html = matches!(a.command, PageCmd::Html);
@@ -351,8 +327,54 @@ pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<Ex
                 output::line(&c.content);
             }
         }
+        action => print_page(&act(&b, tab, action).await?, json),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The page commands that act on an element or the page and answer a
+/// [`PageResult`]: goto, click, type, fill, press and wait.
+async fn act(b: &BoxClient, tab: Option<String>, cmd: PageCmd) -> anyhow::Result<PageResult> {
+    Ok(match cmd {
+        PageCmd::Goto { url, wait, timeout } => {
+            let wait_until = Some(wait.into());
+            b.navigate_with(&NavigateRequest { url, tab, wait_until, timeout_ms: ms(timeout) })
+                .await?
+        }
+        PageCmd::Click { selector, count, right, timeout } => {
+            b.page_click_with(&ClickRequest {
+                selector,
+                tab,
+                button: right.then_some(Button::Right),
+                count,
+                timeout_ms: ms(timeout),
+            })
+            .await?
+        }
+        PageCmd::Type { selector, text, secret } => {
+            b.page_type_with(&TypeRequest {
+                text,
+                selector: Some(selector),
+                tab,
+                timeout_ms: None,
+                sensitive: secret.sensitive,
+            })
+            .await?
+        }
+        PageCmd::Fill { selector, value, secret } => {
+            let sensitive = secret.sensitive;
+            b.page_fill_with(&FillRequest { selector, value, tab, timeout_ms: None, sensitive })
+                .await?
+        }
+        PageCmd::Press { key, selector } => {
+            b.page_press_with(&PressRequest { key, selector, tab, timeout_ms: None }).await?
+        }
+        PageCmd::Wait { selector, state, timeout } => {
+            let state = Some(state.into());
+            b.page_wait_with(&WaitRequest { selector, state, tab, timeout_ms: ms(timeout) }).await?
+        }
+        other => unreachable!("`holm page` answers {other:?} itself"),
+    })
 }
 
 /// `holm state save|load`.

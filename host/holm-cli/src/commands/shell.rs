@@ -18,7 +18,7 @@ use holm_client::{Client, TerminalOutput};
 use holm_proto::terminal::{TerminalQuery, command_line};
 use rustix::termios::{OptionalActions, Termios};
 
-use crate::cmd::exit_code;
+use crate::process::exit_code;
 
 /// `holm shell`.
 #[derive(Debug, Args)]

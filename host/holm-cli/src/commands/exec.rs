@@ -1,6 +1,17 @@
 //! `holm exec`: a command in a box, its output and its exit code.
 
-use super::*;
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use clap::Args;
+use futures_util::StreamExt;
+use holm_client::Client;
+use holm_proto::guest::{CommandEvent, CommandRequest};
+
+use crate::args::SensitiveArg;
+use crate::output;
+use crate::process::{exit_code, parse_env};
 
 #[derive(Debug, Args)]
 pub(super) struct ExecArgs {
@@ -58,45 +69,4 @@ pub(super) async fn exec(client: &Client, a: ExecArgs, json: bool) -> anyhow::Re
         }
     }
     bail!("the command's stream ended before it exited")
-}
-
-/// `--env KEY=VALUE` arguments.
-pub(crate) fn parse_env(
-    env: &[String],
-) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
-    let mut out = std::collections::BTreeMap::new();
-    for kv in env {
-        let (k, v) =
-            kv.split_once('=').with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
-        out.insert(k.to_owned(), v.to_owned());
-    }
-    Ok(out)
-}
-
-/// The shell's convention: the code, or 128 + the signal, or 124 for a timeout.
-pub(crate) fn exit_code(code: Option<i32>, signal: Option<&str>, timed_out: bool) -> ExitCode {
-    if timed_out {
-        return ExitCode::from(124);
-    }
-    match code {
-        Some(c) => ExitCode::from(u8::try_from(c & 0xff).unwrap_or(1)),
-        None => {
-            let n = signal.and_then(signal_number).unwrap_or(0);
-            ExitCode::from(u8::try_from(128 + n).unwrap_or(1))
-        }
-    }
-}
-
-pub(super) fn signal_number(name: &str) -> Option<i32> {
-    Some(match name.trim_start_matches("SIG") {
-        "HUP" => 1,
-        "INT" => 2,
-        "QUIT" => 3,
-        "ABRT" => 6,
-        "KILL" => 9,
-        "SEGV" => 11,
-        "PIPE" => 13,
-        "TERM" => 15,
-        _ => return None,
-    })
 }

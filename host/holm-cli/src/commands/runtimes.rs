@@ -1,7 +1,13 @@
 //! `holm runtime`: the runtimes the server offers, and the vendor runtimes
 //! added with their keys.
 
-use super::*;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use holm_client::Client;
+
+use crate::output;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum RuntimeCmd {

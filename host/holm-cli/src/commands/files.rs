@@ -105,6 +105,15 @@ pub struct RmArgs {
     recursive: bool,
 }
 
+/// `holm cp`.
+#[derive(Debug, Args)]
+pub struct CpArgs {
+    /// Where from.
+    src: String,
+    /// Where to.
+    dst: String,
+}
+
 /// `holm ls BOX:/PATH`: a directory in a box.
 pub async fn ls_files(
     client: &Client,
@@ -239,7 +248,8 @@ fn print_paths(infos: &[holm_proto::guest::FileInfo], json: bool) {
 
 /// `holm cp FILE BOX:/PATH` or `holm cp BOX:/PATH FILE` (`-` is standard
 /// output).
-pub async fn cp(client: &Client, src: &str, dst: &str, json: bool) -> anyhow::Result<ExitCode> {
+pub async fn cp(client: &Client, a: CpArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (src, dst) = (a.src.as_str(), a.dst.as_str());
     match (BoxPath::parse(src), BoxPath::parse(dst)) {
         (None, Some(to)) => {
             let file = tokio::fs::File::open(src).await.with_context(|| format!("open {src}"))?;
@@ -274,7 +284,9 @@ pub async fn cp(client: &Client, src: &str, dst: &str, json: bool) -> anyhow::Re
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use holm_proto::ApiError;
+
+    use super::BoxPath;
 
     #[test]
     fn box_paths() {

@@ -110,7 +110,9 @@ fn quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use holm_proto::agent::AgentAccess;
+
+    use super::curl_line;
 
     #[test]
     fn the_curl_line_quotes_every_word() {

@@ -10,7 +10,16 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use holm_proto::{ApiError, ErrorCode};
+
+/// `holm bench`'s arguments: all of them are the benchmark's.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The benchmark's arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
 
 /// The benchmark's program.
 const PROGRAM: &str = "holm-bench";

@@ -83,7 +83,7 @@ pub enum ClipboardCmd {
         #[arg(long, value_name = "FILE.png")]
         image: Option<String>,
         #[command(flatten)]
-        secret: crate::cmd::SensitiveArg,
+        secret: crate::args::SensitiveArg,
     },
 }
 

@@ -10,8 +10,9 @@ use futures_util::StreamExt;
 use holm_client::{BoxClient, Client};
 use holm_proto::guest::{OutputEvent, OutputKind, ProcessInfo, ProcessStart};
 
-use crate::cmd::{SensitiveArg, exit_code, parse_env};
+use crate::args::SensitiveArg;
 use crate::output;
+use crate::process::{exit_code, parse_env};
 
 /// `holm ps BOX`.
 #[derive(Debug, Args)]
