@@ -79,6 +79,7 @@ spec:
       - name: guest
         image: {image}
         ports: [{{containerPort: 8765}}]
+        readinessProbe: {{httpGet: {{path: /health, port: 8765}}, periodSeconds: 1}}
         env:
         - name: HOLM_BOX_SECRET
           valueFrom: {{secretKeyRef: {{name: box-secret, key: secret}}}}

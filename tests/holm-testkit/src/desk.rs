@@ -147,14 +147,27 @@ fn find_app<'a>(node: &'a serde_json::Value, name: &str) -> Option<&'a serde_jso
         .find_map(|child| find_app(child, name))
 }
 
-/// Waits until the file at `path` in the box holds exactly `want`.
+/// Waits until the file at `path` in the box holds exactly `want`; a
+/// timeout says what the file last held, so a lost or wrong key shows.
 pub async fn file_text(b: &BoxClient, path: &str, want: &str) -> String {
-    eventually(Duration::from_secs(30), &format!("{path} to hold {want:?}"), || async {
-        let bytes = b.read_file(path).await.ok()?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        (text == want).then_some(text)
+    let seen = std::sync::Mutex::new(None::<String>);
+    let found = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Ok(bytes) = b.read_file(path).await {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                if text == want {
+                    return text;
+                }
+                *seen.lock().unwrap() = Some(text);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     })
-    .await
+    .await;
+    found.unwrap_or_else(|_| {
+        let last = seen.lock().unwrap().clone();
+        panic!("timed out after 30s waiting for {path} to hold {want:?}; it last held {last:?}")
+    })
 }
 
 /// Waits until at least 99% of the stream's pixels are those of the box's

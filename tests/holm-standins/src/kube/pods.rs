@@ -9,8 +9,11 @@
 //! the container from the host as it would from inside a cluster. Its
 //! status goes as the kubelet reports it: `Pending` (scheduled to the
 //! node `standin`, then `ContainerCreating`), `Running` with `podIP`,
-//! `containerStatuses` and the `Ready` condition once the container runs
-//! (no probes are run), and when the container ends, `Succeeded` or
+//! `containerStatuses` and the `Ready` condition once the container runs,
+//! or, when its first container has a `readinessProbe` with `httpGet`,
+//! once that probe first answers 200 to 399 (probed as the kubelet does:
+//! after `initialDelaySeconds`, every `periodSeconds`, default 10; other
+//! probe kinds are not run, and a ready pod is not probed again), and when the container ends, `Succeeded` or
 //! `Failed` under `restartPolicy: Never` (the stand-in restarts nothing,
 //! so otherwise the container waits in `CrashLoopBackOff`). A deleted
 //! pod's container is removed, then the pod.
@@ -204,9 +207,12 @@ async fn run(state: &Arc<State>, ns: &str, name: &str) {
         let _ = state.engine.remove(&id).await;
         return;
     }
+    let probe =
+        container["readinessProbe"].get("httpGet").map(|_| container["readinessProbe"].clone());
+    let ready = probe.is_none();
     let c = json!({
         "name": container["name"], "image": image, "imageID": image_id,
-        "containerID": format!("docker://{id}"), "ready": true, "restartCount": 0,
+        "containerID": format!("docker://{id}"), "ready": ready, "restartCount": 0,
         "started": true, "state": { "running": { "startedAt": started } }, "lastState": {}
     });
     update(state, ns, name, |p| {
@@ -221,14 +227,71 @@ async fn run(state: &Arc<State>, ns: &str, name: &str) {
         s["conditions"] = json!([
             condition("PodReadyToStartContainers", true, None),
             condition("Initialized", true, None),
-            condition("Ready", true, None),
-            condition("ContainersReady", true, None),
+            condition("Ready", ready, (!ready).then_some("ContainersNotReady")),
+            condition("ContainersReady", ready, (!ready).then_some("ContainersNotReady")),
             condition("PodScheduled", true, None),
         ]);
     });
+    if let Some(probe) = probe {
+        let (st, ns, name, ip) = (Arc::clone(state), ns.to_owned(), name.to_owned(), ip.clone());
+        let task = tokio::spawn(async move { readiness(&st, &ns, &name, &ip, &probe).await });
+        state.tasks.add([task]);
+    }
     if let Some(code) = state.engine.wait(&id).await {
         ended(state, ns, name, code);
     }
+}
+
+/// Probes the pod's `readinessProbe.httpGet` until it first answers, then
+/// marks the pod ready; stops when the pod is gone or no longer running.
+async fn readiness(state: &Arc<State>, ns: &str, name: &str, ip: &str, probe: &Value) {
+    let secs = |k: &str, default: u64| probe[k].as_u64().unwrap_or(default);
+    let (delay, period) = (secs("initialDelaySeconds", 0), secs("periodSeconds", 10).max(1));
+    let get = &probe["httpGet"];
+    let port = get["port"].as_u64().and_then(|p| u16::try_from(p).ok()).unwrap_or(80);
+    let path = get["path"].as_str().unwrap_or("/").to_owned();
+    tokio::time::sleep(std::time::Duration::from_secs(delay)).await;
+    loop {
+        let running = state
+            .lock()
+            .store
+            .get(&key(ns, name))
+            .is_some_and(|p| p["status"]["phase"] == "Running");
+        if !running {
+            return;
+        }
+        if http_ok(ip, port, &path).await {
+            update(state, ns, name, |p| {
+                let s = &mut p["status"];
+                s["containerStatuses"][0]["ready"] = json!(true);
+                for cond in s["conditions"].as_array_mut().into_iter().flatten() {
+                    if cond["type"] == "Ready" || cond["type"] == "ContainersReady" {
+                        *cond = condition(cond["type"].as_str().unwrap_or(""), true, None);
+                    }
+                }
+            });
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(period)).await;
+    }
+}
+
+/// Whether `GET path` at `ip:port` answers 200 to 399, as the kubelet's
+/// HTTP probe counts success.
+async fn http_ok(ip: &str, port: u16, path: &str) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let attempt = async {
+        let mut s = tokio::net::TcpStream::connect((ip, port)).await.ok()?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {ip}\r\nConnection: close\r\n\r\n");
+        s.write_all(request.as_bytes()).await.ok()?;
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).await.ok()?;
+        let code: u16 = std::str::from_utf8(&head[9..12]).ok()?.parse().ok()?;
+        Some((200..400).contains(&code))
+    };
+    // The kubelet's probe timeout: `timeoutSeconds`, default 1.
+    tokio::time::timeout(std::time::Duration::from_secs(1), attempt).await.ok().flatten()
+        == Some(true)
 }
 
 /// Reports the pod's container ended with `code`.
