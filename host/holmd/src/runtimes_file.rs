@@ -41,6 +41,8 @@ use std::path::{Path, PathBuf};
 
 use holm::runtime::kind::{self, RuntimeKind, Setting};
 
+mod kube;
+
 /// One `[runtimes.NAME]` table.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuntimeTable {
@@ -90,6 +92,8 @@ pub struct RuntimeTable {
     pub allow_private_addresses: Option<bool>,
     /// `pool`: the warm pools, each a spec and a size.
     pub pools: Vec<crate::service::PoolSpec>,
+    /// A Kubernetes runtime's cluster and pods (`context` is [`Self::context`]).
+    pub kube: holm::runtime::kubernetes::KubeSettings,
 }
 
 /// The whole file.
@@ -417,6 +421,9 @@ fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<()
         }
         S::AllowPrivateAddresses => t.allow_private_addresses = Some(flag()?),
         S::Pool => t.pools = pools(value)?,
+        S::Kubeconfig | S::Namespace | S::RuntimeClass | S::NodeSelector | S::Tolerations => {
+            kube::set(&mut t.kube, setting, value)?;
+        }
     }
     Ok(())
 }
