@@ -304,7 +304,7 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                     format!("{p:?} is no engine; use one of: {}", kind::names(kind::hosts())),
                 ));
             }
-            if kind::kind(name).is_some() {
+            if kind::kind(name).is_some_and(|k| k.found) {
                 return Err(err(
                     Some(name),
                     Some("provider"),
@@ -330,13 +330,11 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
             ));
         }
     };
-    let mut t = RuntimeTable {
-        name: name.to_owned(),
-        kind: kind.clone(),
-        adds: provider.is_some(),
-        ..RuntimeTable::default()
-    };
+    let mut t =
+        RuntimeTable { name: name.to_owned(), kind: kind.clone(), ..RuntimeTable::default() };
     let k = kind::kind(&kind).expect("the kind was checked above");
+    // A kind the server does not find (kubernetes) is added by its table.
+    t.adds = provider.is_some() || !k.found;
     for (field, value) in table {
         let f = field.as_str();
         let bad = |what: &str| err(Some(name), Some(f), what.to_owned());

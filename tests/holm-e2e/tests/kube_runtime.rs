@@ -3,6 +3,8 @@
 //! through the endpoint the runtime reports, with the box secret it was
 //! given (only its digest, through a Secret); the runtime lists and finds
 //! it by label; removing it leaves no Pod, Service, Secret or container.
+//! holmd offers a `kubernetes` runtime from its runtimes file and runs a
+//! box on it through its API, reaching the guest at the pod's address.
 
 use std::time::Duration;
 
@@ -140,4 +142,47 @@ async fn a_pod_whose_image_does_not_pull_fails_the_create_and_is_removed() {
     for resource in ["pods", "services", "secrets"] {
         assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holmd_runs_a_box_on_a_kubernetes_runtime_from_its_runtimes_file() {
+    if !e2e_enabled().await {
+        return;
+    }
+    use holm_proto::host::{BoxState, CreateBox, Placement};
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = standin.write_kubeconfig(dir.path());
+    let file = dir.path().join("runtimes.toml");
+    let table = format!(
+        "[runtimes.k8s]\nprovider = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"default\"\n",
+        config.display()
+    );
+    std::fs::write(&file, table).unwrap();
+    let server = holm_testkit::TestServer::start_with(move |c| {
+        c.runtimes = Some(vec!["docker".into(), "k8s".into()]);
+        c.config_file = Some(file);
+    })
+    .await;
+    let info = server.client.runtime("k8s").await.expect("offered");
+    assert_eq!(info.provider, "kubernetes");
+    assert_eq!(serde_json::to_value(info.state).unwrap(), "available", "{info:?}");
+    assert!(!info.can.pause && !info.can.stop && !info.can.fork, "{:?}", info.can);
+
+    let request = CreateBox {
+        placement: Placement { runtime: Some("k8s".into()), ..Placement::default() },
+        ..CreateBox::default()
+    };
+    let b = server.client.create_box(&request, Some(600)).await.expect("a box on k8s");
+    assert_eq!((b.runtime.as_str(), b.state), ("k8s", BoxState::Running));
+    let name = object_name(&b.id);
+    assert!(standin.pod_container("default", &name).is_some(), "its pod runs on the engine");
+    let out = server.client.boxed(&b.id).exec(&["echo", "from the pod"]).await.expect("exec");
+    assert!(out.stdout.contains("from the pod"), "{out:?}");
+
+    server.client.remove_box(&b.id).await.expect("remove");
+    for resource in ["pods", "services", "secrets"] {
+        assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
+    }
+    assert!(standin.pod_container("default", &name).is_none(), "its container left");
 }

@@ -147,6 +147,12 @@ memory = "4g"
             p("[runtimes.k]\nprovider = \"kubernetes\"\n").unwrap().runtimes["k"].kube.namespace,
             "default"
         );
+        // A table named as the kind adds it: the server does not find it.
+        let f = p("[runtimes.kubernetes]\nnamespace = \"boxes\"\n").unwrap();
+        let t = &f.runtimes["kubernetes"];
+        assert!(t.adds && t.kind == "kubernetes" && t.kube.namespace == "boxes");
+        let f = p("[runtimes.kubernetes]\nprovider = \"kubernetes\"\n").unwrap();
+        assert!(f.runtimes["kubernetes"].adds);
     }
 
     #[test]
@@ -181,7 +187,7 @@ memory = "4g"
             ("pids_limit = 100", "pids_limit", "does not apply to kubernetes runtimes"),
         ] {
             let err = p(&format!("{head}{line}\n")).expect_err(line);
-            assert!(err.contains(&format!("runtimes.k")) && err.contains(field), "{line}: {err}");
+            assert!(err.contains("runtimes.k") && err.contains(field), "{line}: {err}");
             assert!(err.contains(says), "{line}: {err}");
         }
         let err = p("[runtimes.docker]\nnamespace = \"a\"\n").unwrap_err();
