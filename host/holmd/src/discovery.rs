@@ -270,3 +270,23 @@ async fn check_isolation(
         ),
     ))
 }
+
+#[cfg(all(test, not(feature = "kubernetes")))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_the_feature_a_kubernetes_runtime_is_offered_unavailable_naming_it() {
+        let file_err: FileErr<'_> = &|_, _, message| anyhow::anyhow!(message);
+        let table = crate::runtimes_file::parse(
+            std::path::Path::new("runtimes.toml"),
+            "[runtimes.k8s]\nprovider = \"kubernetes\"\n",
+        )
+        .unwrap();
+        let offered = host_runtimes(&table, Some(&["k8s".to_owned()]), file_err).await.unwrap();
+        let runtime = &offered["k8s"].runtime;
+        assert_eq!(runtime.provider(), "kubernetes");
+        let why = runtime.ping().await.expect_err("unavailable").to_string();
+        assert!(why.contains("--features kubernetes"), "{why}");
+    }
+}
