@@ -14,6 +14,7 @@ use holm::runtime::{ENV_SECRET_SHA256, MachineSpec, MachineState, Runtime, Runti
 use holm_client::BoxClient;
 use holm_proto::guest::DEFAULT_GUEST_PORT;
 use holm_standins::kube::KubeStandin;
+use holm_standins::kube::pods::LABEL_POD;
 use holm_testkit::e2e_enabled;
 
 fn spec(image: &str, box_id: &str, secret: &str) -> MachineSpec {
@@ -38,6 +39,18 @@ fn spec(image: &str, box_id: &str, secret: &str) -> MachineSpec {
         idle_timeout_secs: None,
         expires_at: None,
     }
+}
+
+/// The engine's containers (any state) of the stand-in's pod `default/NAME`.
+async fn containers_of_pod(name: &str) -> Vec<String> {
+    let docker = bollard::Docker::connect_with_defaults().unwrap();
+    let all = bollard::query_parameters::ListContainersOptionsBuilder::default().all(true).build();
+    let list = docker.list_containers(Some(all)).await.expect("list containers");
+    let pod = format!("default/{name}");
+    list.into_iter()
+        .filter(|c| c.labels.as_ref().and_then(|l| l.get(LABEL_POD)) == Some(&pod))
+        .filter_map(|c| c.id)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,6 +113,7 @@ async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() 
     let svc = standin.object("services", "default", &name).expect("the service");
     assert_eq!(svc["spec"]["clusterIP"], "None");
     assert!(standin.pod_container("default", &name).is_some());
+    assert_eq!(containers_of_pod(&name).await.len(), 1, "one container on the engine");
 
     let listed = runtime.list().await.expect("list");
     assert_eq!(listed.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), [name.as_str()]);
@@ -114,6 +128,7 @@ async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() 
         assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
     }
     assert!(standin.pod_container("default", &name).is_none(), "its container left");
+    assert!(containers_of_pod(&name).await.is_empty(), "its container is still on the engine");
     assert!(runtime.list().await.expect("list").is_empty());
     assert!(matches!(runtime.inspect(&name).await, Err(RuntimeError::NotFound(_))));
     runtime.remove(&name).await.expect("removing a missing box is not an error");
