@@ -97,6 +97,7 @@ async fn offer(
             }
             Arc::new(AbsentRuntime::new(name, k.name, program.as_deref()))
         }
+        Driver::Kubernetes => kubernetes(name, table, file_err)?,
         Driver::Vendor(_) => anyhow::bail!("{kind:?} is a vendor; it is not offered from the file"),
     };
     let mut offered = Offered::new(runtime);
@@ -112,6 +113,30 @@ async fn offer(
         offered.pools.clone_from(&t.pools);
     }
     Ok(Some(offered))
+}
+
+/// A Kubernetes runtime of the table's cluster and pods, its images built
+/// on the local Docker engine; or, in a build without the `kubernetes`
+/// feature, an unavailable one saying so. Offered whether or not the
+/// cluster answers now (a table asked for it): `ping` says why not.
+fn kubernetes(
+    name: &str,
+    table: Option<&RuntimeTable>,
+    file_err: FileErr<'_>,
+) -> anyhow::Result<Arc<dyn Runtime>> {
+    #[cfg(feature = "kubernetes")]
+    {
+        let mut settings = table.map(|t| t.kube.clone()).unwrap_or_default();
+        settings.context = table.and_then(|t| t.context.clone());
+        let builder = engine_runtime("docker", "docker", None, file_err)?;
+        Ok(Arc::new(holm::runtime::kubernetes::KubernetesRuntime::new(name, settings, builder)))
+    }
+    #[cfg(not(feature = "kubernetes"))]
+    {
+        let _ = (table, file_err);
+        let reason = "this build of holmd lacks the kubernetes feature: build it with `--features kubernetes`";
+        Ok(Arc::new(AbsentRuntime::with_reason(name, "kubernetes", reason.into())))
+    }
 }
 
 /// The program of a runtime: its table's `program` (which must exist), else
@@ -244,4 +269,24 @@ async fn check_isolation(
             has.join(", ")
         ),
     ))
+}
+
+#[cfg(all(test, not(feature = "kubernetes")))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn without_the_feature_a_kubernetes_runtime_is_offered_unavailable_naming_it() {
+        let file_err: FileErr<'_> = &|_, _, message| anyhow::anyhow!(message);
+        let table = crate::runtimes_file::parse(
+            std::path::Path::new("runtimes.toml"),
+            "[runtimes.k8s]\nprovider = \"kubernetes\"\n",
+        )
+        .unwrap();
+        let offered = host_runtimes(&table, Some(&["k8s".to_owned()]), file_err).await.unwrap();
+        let runtime = &offered["k8s"].runtime;
+        assert_eq!(runtime.provider(), "kubernetes");
+        let why = runtime.ping().await.expect_err("unavailable").to_string();
+        assert!(why.contains("--features kubernetes"), "{why}");
+    }
 }

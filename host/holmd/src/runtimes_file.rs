@@ -41,6 +41,8 @@ use std::path::{Path, PathBuf};
 
 use holm::runtime::kind::{self, RuntimeKind, Setting};
 
+mod kube;
+
 /// One `[runtimes.NAME]` table.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuntimeTable {
@@ -90,6 +92,8 @@ pub struct RuntimeTable {
     pub allow_private_addresses: Option<bool>,
     /// `pool`: the warm pools, each a spec and a size.
     pub pools: Vec<crate::service::PoolSpec>,
+    /// A Kubernetes runtime's cluster and pods (`context` is [`Self::context`]).
+    pub kube: holm::runtime::kubernetes::KubeSettings,
 }
 
 /// The whole file.
@@ -300,7 +304,7 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
                     format!("{p:?} is no engine; use one of: {}", kind::names(kind::hosts())),
                 ));
             }
-            if kind::kind(name).is_some() {
+            if kind::kind(name).is_some_and(|k| k.found) {
                 return Err(err(
                     Some(name),
                     Some("provider"),
@@ -326,13 +330,11 @@ fn parse_table(name: &str, table: &toml::Table, err: ErrFn<'_>) -> Result<Runtim
             ));
         }
     };
-    let mut t = RuntimeTable {
-        name: name.to_owned(),
-        kind: kind.clone(),
-        adds: provider.is_some(),
-        ..RuntimeTable::default()
-    };
+    let mut t =
+        RuntimeTable { name: name.to_owned(), kind: kind.clone(), ..RuntimeTable::default() };
     let k = kind::kind(&kind).expect("the kind was checked above");
+    // A kind the server does not find (kubernetes) is added by its table.
+    t.adds = provider.is_some() || !k.found;
     for (field, value) in table {
         let f = field.as_str();
         let bad = |what: &str| err(Some(name), Some(f), what.to_owned());
@@ -417,6 +419,9 @@ fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<()
         }
         S::AllowPrivateAddresses => t.allow_private_addresses = Some(flag()?),
         S::Pool => t.pools = pools(value)?,
+        S::Kubeconfig | S::Namespace | S::RuntimeClass | S::NodeSelector | S::Tolerations => {
+            kube::set(&mut t.kube, setting, value)?;
+        }
     }
     Ok(())
 }

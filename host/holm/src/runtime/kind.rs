@@ -50,6 +50,16 @@ pub enum Setting {
     Pool,
     /// `allow_private_addresses`: a vendor's API may be at a private address.
     AllowPrivateAddresses,
+    /// `kubeconfig`: the kubeconfig file of a Kubernetes runtime.
+    Kubeconfig,
+    /// `namespace`: the Kubernetes namespace of the boxes.
+    Namespace,
+    /// `runtime_class`: the pods' `runtimeClassName` (gVisor, Kata).
+    RuntimeClass,
+    /// `node_selector`: the pods' node selector.
+    NodeSelector,
+    /// `tolerations`: the pods' tolerations.
+    Tolerations,
 }
 
 impl Setting {
@@ -72,6 +82,11 @@ impl Setting {
         Self::Seccomp,
         Self::Pool,
         Self::AllowPrivateAddresses,
+        Self::Kubeconfig,
+        Self::Namespace,
+        Self::RuntimeClass,
+        Self::NodeSelector,
+        Self::Tolerations,
     ];
 
     /// The settings every kind takes.
@@ -98,6 +113,11 @@ impl Setting {
             Self::Seccomp => "seccomp",
             Self::Pool => "pool",
             Self::AllowPrivateAddresses => "allow_private_addresses",
+            Self::Kubeconfig => "kubeconfig",
+            Self::Namespace => "namespace",
+            Self::RuntimeClass => "runtime_class",
+            Self::NodeSelector => "node_selector",
+            Self::Tolerations => "tolerations",
         }
     }
 
@@ -176,6 +196,9 @@ pub enum Driver {
     Engine,
     /// microsandbox's server.
     Microsandbox,
+    /// A Kubernetes cluster's API (`holm::runtime::kubernetes`, with the
+    /// `kubernetes` cargo feature).
+    Kubernetes,
     /// A kind holm names but does not drive yet: its runtime is offered as
     /// unavailable, saying so.
     Planned,
@@ -289,6 +312,25 @@ pub const MICROSANDBOX: RuntimeKind = RuntimeKind {
     driver: Driver::Microsandbox,
 };
 
+/// Kubernetes, plain-pods mode: a box is a Pod in one namespace of a
+/// cluster. Not found: a runtimes-file table adds it.
+pub const KUBERNETES: RuntimeKind = RuntimeKind {
+    name: "kubernetes",
+    found: false,
+    builds: false,
+    settings: &[
+        S::Enabled,
+        S::Kubeconfig,
+        S::Context,
+        S::Namespace,
+        S::RuntimeClass,
+        S::NodeSelector,
+        S::Tolerations,
+        S::Pool,
+    ],
+    driver: Driver::Kubernetes,
+};
+
 const fn vendor(v: VendorKind) -> RuntimeKind {
     RuntimeKind {
         name: v.facts.provider,
@@ -306,6 +348,7 @@ pub const KINDS: &[RuntimeKind] = &[
     NERDCTL,
     SMOLVM,
     MICROSANDBOX,
+    KUBERNETES,
     vendor(remote::vendors::E2B),
     vendor(remote::vendors::VERCEL),
     vendor(remote::vendors::DAYTONA),

@@ -24,6 +24,7 @@ pub mod docker_context;
 pub mod e2b;
 pub mod firewall;
 pub mod kind;
+pub mod kubernetes;
 pub mod microsandbox;
 #[cfg(feature = "modal")]
 pub mod modal;

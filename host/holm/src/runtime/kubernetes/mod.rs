@@ -1,0 +1,106 @@
+//! The `kubernetes` runtime, plain-pods mode (issue 30): a box is a Pod of
+//! the box image with the guest as entrypoint, a headless Service and a
+//! Secret holding the digest of the box secret, in one namespace of a
+//! cluster reached through a kubeconfig (or in-cluster credentials).
+//!
+//! The settings ([`KubeSettings`]) are always compiled, so a server built
+//! without the `kubernetes` cargo feature still checks a runtimes-file
+//! table of this kind and says which feature to build with; the runtime
+//! itself ([`KubernetesRuntime`], kube-rs with rustls) needs the feature.
+//! docs/runtimes.md ("Kubernetes") says what it does and what a real
+//! cluster needs.
+
+#[cfg(feature = "kubernetes")]
+mod objects;
+#[cfg(feature = "kubernetes")]
+mod runtime;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[cfg(feature = "kubernetes")]
+pub use runtime::KubernetesRuntime;
+
+/// The namespace a runtime uses unless its table names one.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// A toleration of the box pods, as a runtimes file gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Toleration {
+    /// The taint's key (none: every key, with `operator = "Exists"`).
+    pub key: Option<String>,
+    /// `Equal` (the default) or `Exists`.
+    pub operator: Option<String>,
+    /// The taint's value, for `Equal`.
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute` (none: all).
+    pub effect: Option<String>,
+}
+
+/// How a `kubernetes` runtime reaches its cluster and shapes its pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeSettings {
+    /// The kubeconfig file; none: `KUBECONFIG`, `~/.kube/config`, then the
+    /// in-cluster service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig's context; none: its current context.
+    pub context: Option<String>,
+    /// The namespace of the boxes.
+    pub namespace: String,
+    /// The pods' `runtimeClassName` (gVisor's `gvisor`, Kata's `kata`).
+    pub runtime_class: Option<String>,
+    /// The pods' node selector.
+    pub node_selector: BTreeMap<String, String>,
+    /// The pods' tolerations.
+    pub tolerations: Vec<Toleration>,
+}
+
+impl Default for KubeSettings {
+    fn default() -> Self {
+        Self {
+            kubeconfig: None,
+            context: None,
+            namespace: DEFAULT_NAMESPACE.to_owned(),
+            runtime_class: None,
+            node_selector: BTreeMap::new(),
+            tolerations: Vec::new(),
+        }
+    }
+}
+
+/// The name of a box's Pod, Service and Secret: `holm-` and the box id,
+/// lowercased, with every character a DNS label refuses (`_`) as `-`.
+pub fn object_name(box_id: &str) -> String {
+    let id: String = box_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    format!("holm-{id}")
+}
+
+/// Whether `s` is a DNS-1123 label (a namespace's or runtime class's
+/// name): lowercase letters, digits and `-`, at most 63, starting and
+/// ending with a letter or digit.
+pub fn is_dns_label(s: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars().all(|c| ok(c) || c == '-')
+        && s.starts_with(ok)
+        && s.ends_with(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_names_are_dns_labels() {
+        assert_eq!(object_name("box_7hq3k2m9x4ab"), "holm-box-7hq3k2m9x4ab");
+        assert!(is_dns_label(&object_name("box_7hq3k2m9x4ab")));
+        assert!(is_dns_label("holm-boxes"));
+        for bad in ["", "Boxes", "-a", "a-", "a_b", &"a".repeat(64)] {
+            assert!(!is_dns_label(bad), "{bad}");
+        }
+    }
+}

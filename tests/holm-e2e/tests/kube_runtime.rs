@@ -1,0 +1,203 @@
+//! holm's `kubernetes` runtime (plain-pods mode) against the Kubernetes API
+//! stand-in: a real box of the box image is a Pod whose guest answers
+//! through the endpoint the runtime reports, with the box secret it was
+//! given (only its digest, through a Secret); the runtime lists and finds
+//! it by label; removing it leaves no Pod, Service, Secret or container.
+//! holmd offers a `kubernetes` runtime from its runtimes file and runs a
+//! box on it through its API, reaching the guest at the pod's address.
+
+use std::time::Duration;
+
+use holm::runtime::docker::DockerRuntime;
+use holm::runtime::kubernetes::{KubeSettings, KubernetesRuntime, object_name};
+use holm::runtime::{ENV_SECRET_SHA256, MachineSpec, MachineState, Runtime, RuntimeError};
+use holm_client::BoxClient;
+use holm_proto::guest::DEFAULT_GUEST_PORT;
+use holm_standins::kube::KubeStandin;
+use holm_standins::kube::pods::LABEL_POD;
+use holm_testkit::e2e_enabled;
+
+fn spec(image: &str, box_id: &str, secret: &str) -> MachineSpec {
+    let env = [
+        (ENV_SECRET_SHA256, holm::ids::secret_digest(secret)),
+        ("HOLM_CHROMIUM", "off".into()),
+        ("HOLM_SCREENS", "1".into()),
+        ("HOLM_GUEST_ADDR", format!("0.0.0.0:{DEFAULT_GUEST_PORT}")),
+    ];
+    MachineSpec {
+        box_id: box_id.into(),
+        image: image.into(),
+        env: env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+        labels: [("holm.spec".to_owned(), "{\"display\":\"x11\"}".to_owned())].into(),
+        ports: vec![DEFAULT_GUEST_PORT],
+        public_ports: vec![],
+        memory_bytes: Some(2 << 30),
+        nano_cpus: Some(2_000_000_000),
+        pids_limit: None,
+        profile: None,
+        deadline: None,
+        idle_timeout_secs: None,
+        expires_at: None,
+    }
+}
+
+/// The engine's containers (any state) of the stand-in's pod `default/NAME`.
+async fn containers_of_pod(name: &str) -> Vec<String> {
+    let docker = bollard::Docker::connect_with_defaults().unwrap();
+    let all = bollard::query_parameters::ListContainersOptionsBuilder::default().all(true).build();
+    let list = docker.list_containers(Some(all)).await.expect("list containers");
+    let pod = format!("default/{name}");
+    list.into_iter()
+        .filter(|c| c.labels.as_ref().and_then(|l| l.get(LABEL_POD)) == Some(&pod))
+        .filter_map(|c| c.id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let image = holm_testkit::ensure_image().await;
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KubeSettings {
+        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        ..Default::default()
+    };
+    let builder = DockerRuntime::connect("docker").expect("the local engine");
+    let runtime = KubernetesRuntime::new("k8s", settings, builder);
+    runtime.ping().await.expect("the API answers and namespace default exists");
+    let missing = KubernetesRuntime::new(
+        "k8s",
+        KubeSettings {
+            kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+            namespace: "nowhere".into(),
+            ..Default::default()
+        },
+        DockerRuntime::connect("docker").unwrap(),
+    );
+    let err = missing.ping().await.expect_err("a missing namespace is unavailable");
+    assert!(err.to_string().contains("namespace nowhere does not exist"), "{err}");
+
+    let (box_id, secret) = ("box_kuberuntime1", "s3cret-of-the-box");
+    let name = object_name(box_id);
+    let machine = runtime.create(&spec(&image, box_id, secret)).await.expect("the box runs");
+    assert_eq!(machine.id, name);
+    assert_eq!(machine.state, MachineState::Running);
+    assert_eq!(machine.box_id.as_deref(), Some(box_id));
+
+    // The stand-in's pods run on the engine at their own loopback address.
+    let guest = machine.guest().expect("an endpoint for the guest port");
+    assert!(guest.url().starts_with("http://127."), "{}", guest.url());
+    let client = BoxClient::at(guest, secret);
+    holm::launch::wait_ready_for(
+        &client,
+        Duration::from_secs(120),
+        holm_proto::host::Ready::Desktop,
+    )
+    .await
+    .expect("the guest answers /health at the pod's address");
+    client.info().await.expect("the guest takes the box secret whose digest the Secret holds");
+    let wrong = BoxClient::at(guest, "not-the-secret");
+    assert!(wrong.info().await.is_err(), "another secret is refused");
+
+    // Only the digest went to the cluster, through the Secret.
+    let pod = standin.object("pods", "default", &name).expect("the pod");
+    assert!(!pod.to_string().contains(secret));
+    let env = &pod["spec"]["containers"][0]["env"][0];
+    assert_eq!(env["valueFrom"]["secretKeyRef"]["name"], name.as_str());
+    assert_eq!(pod["spec"]["automountServiceAccountToken"], false);
+    let stored = standin.object("secrets", "default", &name).expect("the secret");
+    assert!(!stored.to_string().contains(secret));
+    let svc = standin.object("services", "default", &name).expect("the service");
+    assert_eq!(svc["spec"]["clusterIP"], "None");
+    assert!(standin.pod_container("default", &name).is_some());
+    assert_eq!(containers_of_pod(&name).await.len(), 1, "one container on the engine");
+
+    let listed = runtime.list().await.expect("list");
+    assert_eq!(listed.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), [name.as_str()]);
+    assert_eq!(listed[0].labels["holm.spec"], "{\"display\":\"x11\"}");
+    let found = runtime.find(box_id).await.expect("find").expect("found by label");
+    assert_eq!(found.guest().map(|e| e.url()), Some(guest.url()));
+    assert!(runtime.find("box_other").await.expect("find").is_none());
+    assert_eq!(runtime.inspect(&name).await.expect("inspect").state, MachineState::Running);
+
+    runtime.remove(&name).await.expect("remove");
+    for resource in ["pods", "services", "secrets"] {
+        assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
+    }
+    assert!(standin.pod_container("default", &name).is_none(), "its container left");
+    assert!(containers_of_pod(&name).await.is_empty(), "its container is still on the engine");
+    assert!(runtime.list().await.expect("list").is_empty());
+    assert!(matches!(runtime.inspect(&name).await, Err(RuntimeError::NotFound(_))));
+    runtime.remove(&name).await.expect("removing a missing box is not an error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_whose_image_does_not_pull_fails_the_create_and_is_removed() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KubeSettings {
+        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        ..Default::default()
+    };
+    let runtime =
+        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
+    let box_id = "box_kubenoimage";
+    let err = runtime
+        .create(&spec("holm-box:no-such-image", box_id, "x"))
+        .await
+        .expect_err("an image the cluster cannot pull");
+    assert!(err.to_string().contains("ErrImagePull"), "{err}");
+    let name = object_name(box_id);
+    for resource in ["pods", "services", "secrets"] {
+        assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holmd_runs_a_box_on_a_kubernetes_runtime_from_its_runtimes_file() {
+    if !e2e_enabled().await {
+        return;
+    }
+    use holm_proto::host::{BoxState, CreateBox, Placement};
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = standin.write_kubeconfig(dir.path());
+    let file = dir.path().join("runtimes.toml");
+    let table = format!(
+        "[runtimes.k8s]\nprovider = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"default\"\n",
+        config.display()
+    );
+    std::fs::write(&file, table).unwrap();
+    let server = holm_testkit::TestServer::start_with(move |c| {
+        c.runtimes = Some(vec!["docker".into(), "k8s".into()]);
+        c.config_file = Some(file);
+    })
+    .await;
+    let info = server.client.runtime("k8s").await.expect("offered");
+    assert_eq!(info.provider, "kubernetes");
+    assert_eq!(serde_json::to_value(info.state).unwrap(), "available", "{info:?}");
+    assert!(!info.can.pause && !info.can.stop && !info.can.fork, "{:?}", info.can);
+
+    let request = CreateBox {
+        placement: Placement { runtime: Some("k8s".into()), ..Placement::default() },
+        ..CreateBox::default()
+    };
+    let b = server.client.create_box(&request, Some(600)).await.expect("a box on k8s");
+    assert_eq!((b.runtime.as_str(), b.state), ("k8s", BoxState::Running));
+    let name = object_name(&b.id);
+    assert!(standin.pod_container("default", &name).is_some(), "its pod runs on the engine");
+    let out = server.client.boxed(&b.id).exec(&["echo", "from the pod"]).await.expect("exec");
+    assert!(out.stdout.contains("from the pod"), "{out:?}");
+
+    server.client.remove_box(&b.id).await.expect("remove");
+    for resource in ["pods", "services", "secrets"] {
+        assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
+    }
+    assert!(standin.pod_container("default", &name).is_none(), "its container left");
+}
