@@ -11,39 +11,15 @@
 //! and deleting the claim and the pool removes what they own.
 
 use std::path::Path;
-use std::process::Command;
 
 use holm_standins::kube::KubeStandin;
-use holm_standins::sdk;
 use holm_testkit::e2e_enabled;
+use holm_testkit::kube::{guest_health, kubectl, ok};
 use serde_json::Value;
-
-async fn kubectl(config: &Path, args: &[&str]) -> (bool, String, String) {
-    let mut command = Command::new(sdk::kubectl());
-    command.env("KUBECONFIG", config).args(args);
-    let out = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("kubectl's thread")
-        .expect("run kubectl");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.success(), text(&out.stdout), text(&out.stderr))
-}
-
-async fn ok(config: &Path, args: &[&str]) -> String {
-    let (ok, stdout, stderr) = kubectl(config, args).await;
-    assert!(ok, "kubectl {args:?} failed:\n{stdout}\n{stderr}");
-    stdout
-}
 
 /// The guest's `GET /health` at `ip:8765`: whether it answers 200.
 async fn healthy(ip: &str) -> bool {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Ok(mut s) = tokio::net::TcpStream::connect((ip, 8765)).await else { return false };
-    let request = format!("GET /health HTTP/1.1\r\nHost: {ip}\r\nConnection: close\r\n\r\n");
-    s.write_all(request.as_bytes()).await.unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).await.unwrap();
-    out.starts_with("HTTP/1.1 200")
+    guest_health(ip).await.is_some_and(|r| r.starts_with("HTTP/1.1 200"))
 }
 
 async fn sandbox(config: &Path, name: &str) -> Value {

@@ -17,45 +17,8 @@ use std::process::{Command, Stdio};
 use holm_standins::kube::KubeStandin;
 use holm_standins::sdk;
 use holm_testkit::e2e_enabled;
+use holm_testkit::kube::{guest_health, kubectl, ok};
 use serde_json::Value;
-
-/// Runs kubectl with `args` against the stand-in's kubeconfig, on a
-/// blocking thread: its exit status, stdout and stderr.
-async fn kubectl(config: &Path, args: &[&str]) -> (bool, String, String) {
-    let mut command = Command::new(sdk::kubectl());
-    command.env("KUBECONFIG", config).args(args);
-    let out = tokio::task::spawn_blocking(move || command.output())
-        .await
-        .expect("kubectl's thread")
-        .expect("run kubectl");
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.success(), text(&out.stdout), text(&out.stderr))
-}
-
-/// kubectl with `args`, which must succeed; its stdout.
-async fn ok(config: &Path, args: &[&str]) -> String {
-    let (ok, stdout, stderr) = kubectl(config, args).await;
-    assert!(ok, "kubectl {args:?} failed:\n{stdout}\n{stderr}");
-    stdout
-}
-
-/// `GET /health` of the guest at `ip:8765`, over a plain connection:
-/// the whole response.
-async fn get_health(ip: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect((ip, 8765))
-        .await
-        .expect("the guest answers at the pod's address");
-    stream
-        .write_all(
-            format!("GET /health HTTP/1.1\r\nHost: {ip}\r\nConnection: close\r\n\r\n").as_bytes(),
-        )
-        .await
-        .unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).await.unwrap();
-    out
-}
 
 fn manifest(image: &str) -> String {
     format!(
@@ -143,7 +106,7 @@ async fn kubectl_applies_watches_and_deletes_a_box_on_the_stand_in() {
     assert_eq!(pod["status"]["phase"], "Running", "{pod:#}");
     let ip = pod["status"]["podIP"].as_str().expect("a pod IP").to_owned();
     assert!(ip.starts_with("127."), "{ip}");
-    let health = get_health(&ip).await;
+    let health = guest_health(&ip).await.expect("the guest answers at the pod's address");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     let body: Value = serde_json::from_str(health.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
     assert!(body["status"].is_string(), "{body}");

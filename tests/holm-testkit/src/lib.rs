@@ -31,6 +31,7 @@
 pub mod cloud;
 pub mod desk;
 pub mod gate;
+pub mod kube;
 pub mod leaks;
 pub mod live;
 pub mod load;

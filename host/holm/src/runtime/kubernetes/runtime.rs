@@ -276,7 +276,7 @@ impl Runtime for KubernetesRuntime {
     }
 
     fn provider(&self) -> &str {
-        "kubernetes"
+        crate::runtime::kind::KUBERNETES.name
     }
 
     fn place(&self) -> Place {
