@@ -8,11 +8,30 @@ host/holmd/tests/schemathesis.rs).
   holding `code`, `message` and `request_id` (`req_...`), `hint` (a
   string, or null where there is nothing to suggest) and `details` (an
   object or null), and nothing else.
+
+It also makes `ast.parse` one call at a time. Python 3.11 keeps the AST
+constructor's recursion depth in state shared by every thread (CPython
+gh-106905), and hypothesis parses source to describe its strategies, so two
+workers parsing at once fail with "AST constructor recursion depth mismatch"
+(seen in CI on the coverage phase of GET /v1/boxes).
 """
 
+import ast
 import json
+import threading
 
 import schemathesis
+
+_ast_parse = ast.parse
+_ast_lock = threading.Lock()
+
+
+def _parse_alone(*args, **kwargs):
+    with _ast_lock:
+        return _ast_parse(*args, **kwargs)
+
+
+ast.parse = _parse_alone
 
 
 def _error(response):
