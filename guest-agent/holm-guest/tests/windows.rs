@@ -221,6 +221,59 @@ async fn windows_and_the_clipboard_do_what_they_say(p: Profile) {
     clipboard(&g, &now).await;
 }
 
+/// Keys typed right after a click on a window without the keyboard go to
+/// that window, however slow the window manager is to move the focus: the
+/// click waits for it. X11 only: there the window manager moves the focus
+/// after reading the press from its own connection (here: while it is
+/// stopped); on Wayland the compositor moves it in order with the input.
+#[tokio::test]
+async fn keys_typed_right_after_a_click_reach_the_clicked_window_however_slow_its_manager() {
+    common::require_programs(&["xterm"]);
+    let g = Guest::start(Options { profile: Profile::X11, ..Options::default() }).await;
+    let health = g.wait_until(WAIT, |h| h["status"] == "ready").await;
+    let fluxbox = health["components"].as_array().unwrap().iter().find(|c| c["name"] == "fluxbox");
+    let fluxbox = libc::pid_t::try_from(fluxbox.unwrap()["pid"].as_i64().unwrap()).unwrap();
+    let (a_out, b_out) = (g.home.join("click-a.txt"), g.home.join("click-b.txt"));
+    let pid = std::process::id();
+    let (a_name, b_name) = (format!("holm-click-a-{pid}"), format!("holm-click-b-{pid}"));
+    let _a = terminal(&g, &a_name, &a_out);
+    let _b = terminal(&g, &b_name, &b_out);
+    let mut middles = Vec::new();
+    for (name, x) in [(&a_name, 0), (&b_name, 600)] {
+        let w = window(&g, "a terminal", named(name)).await;
+        act(&g, &w["id"], json!({"action": "move", "x": x, "y": 40})).await;
+        let w = window(&g, "the terminal moved", |v| named(name)(v) && v["x"] == x).await;
+        let middle = |k: &str, n: &str| w[k].as_i64().unwrap() + w[n].as_i64().unwrap() / 2;
+        middles.push((middle("x", "width"), middle("y", "height")));
+    }
+    for out in [&a_out, &b_out] {
+        eventually(WAIT, "the terminal's cat", || async { out.exists().then_some(()) }).await;
+    }
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let click_and_type = |(x, y): (i64, i64), text: &str| json!([{"type": "click", "x": x, "y": y}, {"type": "type", "text": text}]);
+    input(&g, click_and_type(middles[1], "to b\n")).await;
+    eventually(WAIT, "the keys in b", || async { (read(&b_out) == "to b\n").then_some(()) }).await;
+
+    // The window manager stopped: the press waits in its queue.
+    let waits = |g: &Guest| g.log().matches("waiting for the window manager to focus").count();
+    let waited = waits(&g);
+    // SAFETY: kill takes plain integers.
+    assert_eq!(unsafe { libc::kill(fluxbox, libc::SIGSTOP) }, 0);
+    let actions = click_and_type(middles[0], "to a\n");
+    let sent =
+        tokio::spawn(g.post("/v1/screens/0/input").json(&json!({ "actions": actions })).send());
+    eventually(WAIT, "the click to wait for the window manager", || async {
+        (waits(&g) > waited).then_some(())
+    })
+    .await;
+    // SAFETY: kill takes plain integers.
+    assert_eq!(unsafe { libc::kill(fluxbox, libc::SIGCONT) }, 0);
+    let r = sent.await.unwrap().unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    eventually(WAIT, "the keys in a", || async { (read(&a_out) == "to a\n").then_some(()) }).await;
+    assert_eq!(read(&b_out), "to b\n", "keys typed after the click went to the other window");
+}
+
 /// A PNG of 7x5 pixels, each its own colour.
 fn png_bytes() -> Vec<u8> {
     let mut out = Vec::new();

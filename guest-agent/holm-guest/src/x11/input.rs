@@ -13,6 +13,7 @@ use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{self, ConnectionExt as _, KeyButMask};
 use x11rb::protocol::xtest;
 
+use super::focus;
 use super::keyboard::{self, KeyPress, Planned};
 use super::{Conn, ScreenConn, XError};
 use crate::input::{Op, Pos};
@@ -204,10 +205,13 @@ fn run_op(screen: &ScreenConn, op: &Op) -> Result<(), XError> {
         }),
         Op::Click { at, button: b, count, modifiers } => {
             let n = button_number(*b);
-            if let Some(p) = at {
-                screen.with(false, |c| motion(c, *p))?;
-            }
-            with_modifiers(screen, modifiers, || {
+            let before = screen.with(false, |c| {
+                if let Some(p) = at {
+                    motion(c, *p)?;
+                }
+                focus::now(c)
+            })?;
+            let clicked = with_modifiers(screen, modifiers, || {
                 for i in 0..*count {
                     if i > 0 {
                         std::thread::sleep(crate::input::MULTI_CLICK_GAP);
@@ -219,15 +223,21 @@ fn run_op(screen: &ScreenConn, op: &Op) -> Result<(), XError> {
                     })?;
                 }
                 Ok(())
-            })
+            });
+            clicked.and_then(|()| focus::follow(screen, before))
         }
-        Op::Button { at, button: b, down } => screen.with(false, |c| {
-            if let Some(p) = at {
-                motion(c, *p)?;
-            }
-            button(c, button_number(*b), *down)?;
-            confirm(c)
-        }),
+        Op::Button { at, button: b, down } => {
+            let before = screen.with(false, |c| {
+                if let Some(p) = at {
+                    motion(c, *p)?;
+                }
+                let before = focus::now(c)?;
+                button(c, button_number(*b), *down)?;
+                confirm(c)?;
+                Ok(before)
+            })?;
+            if *down { focus::follow(screen, before) } else { Ok(()) }
+        }
         Op::Drag { path, button: b, modifiers, step } => {
             let n = button_number(*b);
             let Some((first, rest)) = path.split_first() else { return Ok(()) };

@@ -13,6 +13,7 @@ mod clipboard;
 pub mod components;
 mod damage;
 mod desktop;
+mod focus;
 pub mod input;
 pub mod keyboard;
 pub mod probe;

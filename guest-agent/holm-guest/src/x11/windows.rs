@@ -71,6 +71,12 @@ fn text(c: &Conn, w: Xid, prop: Atom, ty: impl Into<Atom>) -> Result<Vec<u8>, XE
     Ok(c.c.get_property(false, w, prop, ty, 0, 16384)?.reply()?.value)
 }
 
+/// The windows the window manager lists (`_NET_CLIENT_LIST`); none when
+/// no EWMH window manager runs.
+pub(super) fn client_list(c: &Conn) -> Result<Vec<Xid>, XError> {
+    prop32(c, c.root, atoms(c)?.client_list, AtomEnum::WINDOW)
+}
+
 /// Every window the window manager lists on this screen, in its order.
 pub fn list(c: &Conn, screen: u8) -> Result<Vec<Window>, XError> {
     let a = atoms(c)?;
@@ -94,7 +100,7 @@ pub fn list(c: &Conn, screen: u8) -> Result<Vec<Window>, XError> {
 /// inside it). The window manager's `_NET_ACTIVE_WINDOW` alone can run
 /// ahead of the focus, or behind it: only both together mean that typed
 /// keys go to `w`.
-fn has_input_focus(c: &Conn, w: Xid) -> Result<bool, XError> {
+pub(super) fn has_input_focus(c: &Conn, w: Xid) -> Result<bool, XError> {
     if w == x11rb::NONE {
         return Ok(false);
     }
