@@ -11,6 +11,8 @@
 //! | `HOLM_GUEST_ADDR` | `0.0.0.0:8765` | where the API listens |
 //! | `HOLM_BRIDGE_ADDR` | `0.0.0.0:9223` | where the Chromium bridge listens |
 //! | `HOLM_VIEWER_ADDR` | `0.0.0.0:6080` | where the viewers (pages and RFB over WebSocket) listen |
+//! | `HOLM_SANDBOXD_ADDR` | unset: not served | where agent-sandbox's in-box REST contract (sandboxd's `/v1/files`, `/v1/health`, `/v1/metadata`) listens, such as `0.0.0.0:8080` in an agent-sandbox template; behind the box secret |
+//! | `HOLM_SANDBOXD_ROOT` | `/` | the directory sandboxd's paths are relative to |
 //! | `HOLM_VIEWER_GRACE_SECS` | `10` | a person whose takeover connections all closed keeps control this long |
 //! | `HOLM_DISPLAY_BASE` | `1` | screen `i` is X display `:BASE+i` |
 //! | `HOLM_VNC_PORT_BASE` | `5900` | screen `i`'s x11vnc listens on loopback port `BASE+i` |
@@ -111,6 +113,10 @@ pub struct Config {
     pub bridge_addr: SocketAddr,
     /// Where the viewers listen.
     pub viewer_addr: SocketAddr,
+    /// Where agent-sandbox's in-box contract listens, if anywhere.
+    pub sandboxd_addr: Option<SocketAddr>,
+    /// The directory sandboxd's paths are relative to.
+    pub sandboxd_root: PathBuf,
     /// How long a person keeps control after their last takeover connection closed.
     pub viewer_grace: std::time::Duration,
     /// Screen `i` is display `:display_base + i`.
@@ -180,6 +186,8 @@ impl fmt::Debug for Config {
             .field("addr", &self.addr)
             .field("bridge_addr", &self.bridge_addr)
             .field("viewer_addr", &self.viewer_addr)
+            .field("sandboxd_addr", &self.sandboxd_addr)
+            .field("sandboxd_root", &self.sandboxd_root)
             .field("viewer_grace", &self.viewer_grace)
             .field("display_base", &self.display_base)
             .field("vnc_port_base", &self.vnc_port_base)
@@ -268,6 +276,16 @@ impl Config {
                 v.parse().map_err(|_| format!("HOLM_VIEWER_ADDR={v:?}: expected HOST:PORT"))?
             }
         };
+        let sandboxd_addr = match get("HOLM_SANDBOXD_ADDR") {
+            None => None,
+            Some(v) => Some(
+                v.parse().map_err(|_| format!("HOLM_SANDBOXD_ADDR={v:?}: expected HOST:PORT"))?,
+            ),
+        };
+        let sandboxd_root = PathBuf::from(get("HOLM_SANDBOXD_ROOT").unwrap_or_else(|| "/".into()));
+        if !sandboxd_root.is_absolute() {
+            return Err(format!("HOLM_SANDBOXD_ROOT={sandboxd_root:?}: expected an absolute path"));
+        }
         let viewer_grace = match get("HOLM_VIEWER_GRACE_SECS") {
             None => std::time::Duration::from_secs(10),
             Some(v) => v
@@ -350,6 +368,8 @@ impl Config {
             addr,
             bridge_addr,
             viewer_addr,
+            sandboxd_addr,
+            sandboxd_root,
             viewer_grace,
             display_base,
             vnc_port_base,

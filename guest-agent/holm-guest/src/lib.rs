@@ -22,6 +22,7 @@ pub mod input;
 pub mod nofollow;
 pub mod proc;
 pub mod record;
+pub mod sandboxd;
 pub mod shm;
 pub mod supervisor;
 pub mod viewer;
@@ -42,6 +43,8 @@ pub const BRIDGE_CONNECTIONS: usize = 128;
 /// The most connections the viewer server (noVNC's page and its
 /// WebSockets) holds open at once, WebSockets not counted once upgraded.
 pub const VIEWER_CONNECTIONS: usize = 128;
+/// The most connections agent-sandbox's sandboxd contract holds open at once.
+pub const SANDBOXD_CONNECTIONS: usize = 64;
 
 /// What this guest can do, as reported by `GET /v1/info`.
 pub const CAPABILITIES: &[&str] = &[
@@ -138,7 +141,23 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         a11y,
         encoded: Arc::default(),
     };
-    let app = api::app(state);
+    let secret = Arc::new(api::BoxSecret::new(state.config.secret_sha256));
+    let sandboxd = match state.config.sandboxd_addr {
+        Some(addr) => {
+            let listener = TcpListener::bind(addr).await?;
+            tracing::info!(addr = %listener.local_addr()?, "agent-sandbox's sandboxd contract listening");
+            let routes = sandboxd::Sandboxd::new(
+                state.config.sandboxd_root.clone(),
+                Arc::clone(&secret),
+                Arc::clone(&supervisor),
+                std::env::vars(),
+            )
+            .router();
+            Some((listener, routes))
+        }
+        None => None,
+    };
+    let app = api::app(state, secret);
     // The bridge is ended at once on the signal: its WebSocket connections
     // would otherwise hold a graceful shutdown open.
     let bridge_stop = tokio_util::sync::CancellationToken::new();
@@ -164,6 +183,20 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         if let Err(e) = viewer_server.await {
             tracing::error!(error = %e, "the viewers stopped");
         }
+    });
+    // agent-sandbox's contract, when asked for, ends with the bridge too.
+    let sandboxd_task = sandboxd.map(|(listener, routes)| {
+        let server = holm_http::serve::serve(
+            listener,
+            routes,
+            Limits::with_connections(SANDBOXD_CONNECTIONS),
+            bridge_stop.clone().cancelled_owned(),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = server.await {
+                tracing::error!(error = %e, "the sandboxd contract stopped");
+            }
+        })
     });
     // Commands are ended as soon as the signal comes: a running command or a
     // followed process would otherwise hold the graceful shutdown open.
@@ -199,6 +232,9 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
     bridge_stop.cancel();
     let _ = bridge_task.await;
     let _ = viewer_task.await;
+    if let Some(task) = sandboxd_task {
+        let _ = task.await;
+    }
     served?;
     tracing::info!("shutting down the desktop");
     supervisor.shutdown(Duration::from_secs(3)).await;

@@ -74,8 +74,7 @@ pub struct AppState {
 pub use holm_http::RequestId;
 
 /// Builds the whole router.
-pub fn app(state: AppState) -> Router {
-    let secret = Arc::new(BoxSecret::new(state.config.secret_sha256));
+pub fn app(state: AppState, secret: Arc<BoxSecret>) -> Router {
     let setter = Arc::clone(&secret);
     let agent = Arc::new(agent::AgentTokens::default());
     let (router, _) = routes(setter, Arc::clone(&agent)).into_parts();
@@ -173,7 +172,7 @@ pub fn openapi() -> serde_json::Value {
 /// The digest of the box secret, which `PUT /v1/secret` replaces: a request
 /// is checked against the secret current when it arrived. The guest keeps
 /// only the SHA-256 of a secret it is sent, never the secret itself.
-struct BoxSecret(std::sync::RwLock<[u8; 32]>);
+pub struct BoxSecret(std::sync::RwLock<[u8; 32]>);
 
 impl std::fmt::Debug for BoxSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -182,11 +181,13 @@ impl std::fmt::Debug for BoxSecret {
 }
 
 impl BoxSecret {
-    fn new(digest: [u8; 32]) -> Self {
+    /// A secret whose SHA-256 is `digest`.
+    pub fn new(digest: [u8; 32]) -> Self {
         Self(std::sync::RwLock::new(digest))
     }
 
-    fn current(&self) -> [u8; 32] {
+    /// The SHA-256 of the secret in force.
+    pub fn current(&self) -> [u8; 32] {
         *self.0.read().unwrap_or_else(|e| e.into_inner())
     }
 
