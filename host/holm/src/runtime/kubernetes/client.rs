@@ -224,7 +224,13 @@ impl KubeClient {
 
     /// Watches the object `name` from the resource version `version`
     /// (`0`: its state now comes first, as `ADDED`).
-    pub async fn watch(&self, ns: &str, resource: &str, name: &str, version: &str) -> Result<Watch> {
+    pub async fn watch(
+        &self,
+        ns: &str,
+        resource: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<Watch> {
         let field = format!("metadata.name={name}");
         let request = self.http.get(self.url(ns, resource, None)?).query(&[
             ("watch", "true"),

@@ -151,11 +151,14 @@ struct Merged {
 impl Merged {
     fn add(&mut self, doc: &Value, dir: &Path) -> Result<(), String> {
         if self.current.is_none() {
-            self.current = doc["current-context"].as_str().filter(|s| !s.is_empty()).map(Into::into);
+            self.current =
+                doc["current-context"].as_str().filter(|s| !s.is_empty()).map(Into::into);
         }
-        for (key, list) in
-            [("clusters", &mut self.clusters), ("users", &mut self.users), ("contexts", &mut self.contexts)]
-        {
+        for (key, list) in [
+            ("clusters", &mut self.clusters),
+            ("users", &mut self.users),
+            ("contexts", &mut self.contexts),
+        ] {
             let inner = &key[..key.len() - 1];
             for item in doc[key].as_array().into_iter().flatten() {
                 let Some(name) = item["name"].as_str() else {

@@ -113,7 +113,8 @@ pub struct Waiting {
 impl Pod {
     /// The pod the API answered.
     pub fn from_value(v: Value) -> Result<Self, RuntimeError> {
-        serde_json::from_value(v).map_err(|e| RuntimeError::Engine(format!("a kubernetes pod: {e}")))
+        serde_json::from_value(v)
+            .map_err(|e| RuntimeError::Engine(format!("a kubernetes pod: {e}")))
     }
 }
 

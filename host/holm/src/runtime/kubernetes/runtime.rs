@@ -92,8 +92,9 @@ impl KubernetesRuntime {
     /// resolve, a container that ended).
     async fn wait_running(&self, name: &str) -> Result<Pod> {
         let wait = self.watch_pod(name, "0".to_owned(), |seen| match seen {
-            Some(pod) => running_or_failed(&pod)
-                .map(|done| done.map(|()| pod).map_err(RuntimeError::Engine)),
+            Some(pod) => {
+                running_or_failed(&pod).map(|done| done.map(|()| pod).map_err(RuntimeError::Engine))
+            }
             None => Some(Err(RuntimeError::Engine(format!("pod {name} was deleted")))),
         });
         tokio::time::timeout(RUN_TIMEOUT, wait).await.unwrap_or_else(|_| {
@@ -379,3 +380,7 @@ impl Runtime for KubernetesRuntime {
         Ok(self.list_pods(&selector).await?.into_iter().next())
     }
 }
+
+#[cfg(test)]
+#[path = "runtime_tests.rs"]
+mod tests;

@@ -98,7 +98,10 @@ mod tests {
             assert_eq!(events.len(), 3, "chunks of {size}");
             assert_eq!(events[0], WatchEvent::Added(serde_json::json!({"a": 1})));
             let WatchEvent::Error(s) = &events[1] else { panic!("{:?}", events[1]) };
-            assert_eq!((s.code, s.reason.as_str(), s.message.as_str()), (410, "Expired", "too old"));
+            assert_eq!(
+                (s.code, s.reason.as_str(), s.message.as_str()),
+                (410, "Expired", "too old")
+            );
             assert_eq!(events[2], WatchEvent::Deleted(serde_json::json!({})));
         }
     }
