@@ -105,7 +105,12 @@ impl std::fmt::Debug for KubeClient {
 impl KubeClient {
     /// A client of the cluster `config` describes.
     pub fn new(config: &ClusterConfig) -> std::result::Result<Self, String> {
-        let mut builder = holm_client::client_builder();
+        // As kube-rs: 30 s to connect, no read timeout (a watch is long),
+        // no proxy from the environment (a kubeconfig's `proxy-url` is
+        // refused by name).
+        let mut builder = holm_client::client_builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .no_proxy();
         if let Some(ca) = &config.ca {
             let certs = reqwest::Certificate::from_pem_bundle(ca)
                 .map_err(|e| format!("the certificate authority is not PEM: {e}"))?;
