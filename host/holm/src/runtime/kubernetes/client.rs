@@ -7,6 +7,7 @@
 use serde_json::{Value, json};
 
 use super::config::{Bearer, ClusterConfig};
+use super::exec::ExecToken;
 use super::watch::{Lines, WatchEvent};
 
 /// How long a watch may stay open before the server ends it (what
@@ -91,6 +92,7 @@ pub struct KubeClient {
     http: reqwest::Client,
     server: String,
     bearer: Bearer,
+    exec: Option<ExecToken>,
 }
 
 impl std::fmt::Debug for KubeClient {
@@ -126,7 +128,11 @@ impl KubeClient {
             builder = builder.identity(identity);
         }
         let http = builder.build().map_err(|e| transport(e).to_string())?;
-        Ok(Self { http, server: config.server.clone(), bearer: config.bearer.clone() })
+        let exec = match &config.bearer {
+            Bearer::Exec(plugin) => Some(ExecToken::new(plugin.clone())),
+            _ => None,
+        };
+        Ok(Self { http, server: config.server.clone(), bearer: config.bearer.clone(), exec })
     }
 
     /// The URL of the `resource` (plural: `pods`) of namespace `ns`,
@@ -159,11 +165,21 @@ impl KubeClient {
                 })?;
                 request.bearer_auth(token.trim())
             }
+            Bearer::Exec(_) => match &self.exec {
+                Some(exec) => request.bearer_auth(exec.get().await.map_err(ApiError::Transport)?),
+                None => request,
+            },
         };
         let response = request.send().await.map_err(transport)?;
         let code = response.status();
         if code.is_success() {
             return Ok(response);
+        }
+        if code == reqwest::StatusCode::UNAUTHORIZED
+            && let Some(exec) = &self.exec
+        {
+            // The next request asks the plugin again.
+            exec.forget().await;
         }
         let body = response.bytes().await.map_err(transport)?;
         let status = match serde_json::from_slice::<Value>(&body) {

@@ -4,9 +4,10 @@
 //!
 //! A kubeconfig is YAML (read with `yaml-rust2`; JSON is YAML too). Of a
 //! cluster it takes `server`, `certificate-authority(-data)` and
-//! `insecure-skip-tls-verify`; of a user `token`, `tokenFile` and
-//! `client-certificate(-data)` with `client-key(-data)`. Any other user
-//! field (`exec`, `auth-provider`, `username`, impersonation) and a
+//! `insecure-skip-tls-verify`; of a user `token`, `tokenFile`,
+//! `client-certificate(-data)` with `client-key(-data)`, and an `exec`
+//! credential plugin that answers a token ([`ExecPlugin`]). Any other user
+//! field (`auth-provider`, `username`, impersonation) and a
 //! cluster's `proxy-url` or `tls-server-name` are refused by name rather
 //! than ignored: a request without the credentials a config meant would
 //! fail later, less clearly.
@@ -28,6 +29,7 @@ const USER_FIELDS: &[&str] = &[
     "client-certificate-data",
     "client-key",
     "client-key-data",
+    "exec",
     "extensions",
 ];
 
@@ -40,6 +42,30 @@ pub enum Bearer {
     Token(String),
     /// A token file, read at each request (service account tokens rotate).
     File(PathBuf),
+    /// A token an exec credential plugin answers (kept until it expires).
+    Exec(ExecPlugin),
+}
+
+/// A user's `exec` credential plugin (client-go's `ExecConfig`): a command
+/// run without a terminal, with `KUBERNETES_EXEC_INFO` set, that prints an
+/// `ExecCredential` whose `status.token` is the bearer token. Its `Debug`
+/// shows the command only (arguments and environment may hold secrets).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ExecPlugin {
+    /// The `ExecCredential` version (`client.authentication.k8s.io/v1`).
+    pub api_version: String,
+    /// The program: by `PATH`, or relative to the kubeconfig if it has a `/`.
+    pub command: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its environment, besides holmd's own.
+    pub env: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ExecPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecPlugin").field("command", &self.command).finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Bearer {
@@ -48,6 +74,7 @@ impl std::fmt::Debug for Bearer {
             Self::None => f.write_str("None"),
             Self::Token(_) => f.write_str("Token(hidden)"),
             Self::File(p) => f.debug_tuple("File").field(p).finish(),
+            Self::Exec(e) => f.debug_tuple("Exec").field(e).finish(),
         }
     }
 }
@@ -268,11 +295,14 @@ fn from_user(e: &Entry, config: &mut ClusterConfig) -> Result<(), String> {
     let fields = e.body.as_object().into_iter().flatten().map(|(k, _)| k.as_str());
     if let Some(field) = fields.into_iter().find(|f| !USER_FIELDS.contains(f)) {
         return Err(format!(
-            "user {}: `{field}` is not supported (only token, tokenFile and client certificates)",
+            "user {}: `{field}` is not supported (only token, tokenFile, exec and client \
+             certificates)",
             e.name
         ));
     }
-    if let Some(token) = e.body["token"].as_str().filter(|t| !t.is_empty()) {
+    if !e.body["exec"].is_null() {
+        config.bearer = Bearer::Exec(exec_plugin(e)?);
+    } else if let Some(token) = e.body["token"].as_str().filter(|t| !t.is_empty()) {
         config.bearer = Bearer::Token(token.to_owned());
     } else if let Some(file) = e.body["tokenFile"].as_str().filter(|t| !t.is_empty()) {
         config.bearer = Bearer::File(e.dir.join(file));
@@ -294,6 +324,35 @@ fn from_user(e: &Entry, config: &mut ClusterConfig) -> Result<(), String> {
         }
     };
     Ok(())
+}
+
+/// A user's `exec` plugin. One that must talk to a person
+/// (`interactiveMode: Always`) is refused: holmd has no terminal.
+fn exec_plugin(e: &Entry) -> Result<ExecPlugin, String> {
+    let x = &e.body["exec"];
+    let name = &e.name;
+    if x["interactiveMode"].as_str() == Some("Always") {
+        return Err(format!("user {name}: exec with `interactiveMode: Always` is not supported"));
+    }
+    let command = x["command"].as_str().filter(|c| !c.is_empty());
+    let command = command.ok_or_else(|| format!("user {name}: exec has no command"))?;
+    let command = if command.contains('/') { e.dir.join(command) } else { PathBuf::from(command) };
+    let args = x["args"].as_array().into_iter().flatten();
+    let args = args.map(|a| a.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>();
+    let env = x["env"].as_array().into_iter().flatten().map(|v| {
+        Some((v["name"].as_str()?.to_owned(), v["value"].as_str().unwrap_or_default().to_owned()))
+    });
+    Ok(ExecPlugin {
+        api_version: x["apiVersion"]
+            .as_str()
+            .ok_or_else(|| format!("user {name}: exec has no apiVersion"))?
+            .to_owned(),
+        command,
+        args: args.ok_or_else(|| format!("user {name}: exec's args are not strings"))?,
+        env: env
+            .collect::<Option<_>>()
+            .ok_or_else(|| format!("user {name}: exec's env entries need a name"))?,
+    })
 }
 
 /// The bytes of `FIELD-data` (base64) or of the file `FIELD` names.

@@ -119,7 +119,11 @@ fn merged_files_take_the_first_of_each_name() {
 fn unsupported_auth_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}", "`exec`"),
+        (
+            "exec: {command: a, apiVersion: v1, interactiveMode: Always}",
+            "`interactiveMode: Always`",
+        ),
+        ("exec: {apiVersion: v1}", "exec has no command"),
         ("auth-provider: {name: gcp}", "`auth-provider`"),
         ("username: admin", "`username`"),
         ("client-certificate-data: Q0VSVA==", "both client-certificate and client-key"),
@@ -172,4 +176,27 @@ fn debug_shows_neither_token_nor_key() {
     let text = format!("{c:?}");
     assert!(!text.contains("inline-t0ken") && !text.contains("KEY"), "{text}");
     assert!(text.contains("[::1]:6443"), "{text}");
+}
+
+#[test]
+fn an_exec_plugin_is_read_with_its_command_args_and_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config");
+    std::fs::write(
+        &path,
+        "current-context: x\nclusters: [{name: c, cluster: {server: 'https://h'}}]\n\
+         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n\
+         \x20     command: bin/get-token\n      args: [--cluster, c]\n\
+         \x20     env: [{name: REGION, value: eu}]\n      interactiveMode: IfAvailable\n\
+         contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+    )
+    .unwrap();
+    let c = load(Some(&path), None).unwrap();
+    let Bearer::Exec(plugin) = &c.bearer else { panic!("{c:?}") };
+    assert_eq!(plugin.api_version, "client.authentication.k8s.io/v1");
+    assert_eq!(plugin.command, dir.path().join("bin/get-token"));
+    assert_eq!(plugin.args, ["--cluster", "c"]);
+    assert_eq!(plugin.env, [("REGION".to_owned(), "eu".to_owned())]);
+    let text = format!("{c:?}");
+    assert!(!text.contains("--cluster") && !text.contains("REGION"), "{text}");
 }

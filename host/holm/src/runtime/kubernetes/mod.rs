@@ -7,7 +7,7 @@
 //! without the `kubernetes` cargo feature still checks a runtimes-file
 //! table of this kind and says which feature to build with; the runtime
 //! itself ([`KubernetesRuntime`], on a small client of the API of our
-//! own: [`client`], [`config`], [`watch`]) needs the feature.
+//! own: [`client`], [`config`], [`exec`], [`watch`]) needs the feature.
 //! docs/runtimes.md ("Kubernetes") says what it does and what a real
 //! cluster needs.
 
@@ -15,6 +15,8 @@
 mod client;
 #[cfg(feature = "kubernetes")]
 mod config;
+#[cfg(feature = "kubernetes")]
+mod exec;
 #[cfg(feature = "kubernetes")]
 mod objects;
 #[cfg(feature = "kubernetes")]

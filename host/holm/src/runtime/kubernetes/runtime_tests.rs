@@ -8,10 +8,10 @@ use tokio::net::TcpListener;
 
 use super::*;
 
-/// Answers each request `answer(method, path and query)` gives, and
+/// Answers each request `answer(method, path and query, head)` gives, and
 /// keeps the requests it had, in order.
 async fn api(
-    answer: impl Fn(&str, &str) -> (u16, String) + Send + Sync + 'static,
+    answer: impl Fn(&str, &str, &str) -> (u16, String) + Send + Sync + 'static,
 ) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -43,7 +43,7 @@ async fn api(
                 .unwrap_or(0);
             let mut body = vec![0u8; length];
             socket.read_exact(&mut body).await.unwrap();
-            let (code, body) = answer(method, target);
+            let (code, body) = answer(method, target, &head);
             let reply = format!(
                 "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\nconnection: close\r\n\
                  content-length: {}\r\n\r\n{body}",
@@ -57,10 +57,14 @@ async fn api(
 }
 
 fn runtime(dir: &std::path::Path, server: &str) -> KubernetesRuntime {
+    runtime_as(dir, server, serde_json::json!({ "token": "t0ken-never-shown" }))
+}
+
+fn runtime_as(dir: &std::path::Path, server: &str, user: Value) -> KubernetesRuntime {
     let path = dir.join("kubeconfig");
     let config = serde_json::json!({
         "clusters": [{ "name": "c", "cluster": { "server": server } }],
-        "users": [{ "name": "u", "user": { "token": "t0ken-never-shown" } }],
+        "users": [{ "name": "u", "user": user }],
         "contexts": [{ "name": "x", "context": { "cluster": "c", "user": "u" } }],
         "current-context": "x",
     });
@@ -74,7 +78,7 @@ const RUNNING: &str = r#"{"metadata":{"name":"holm-box-1","resourceVersion":"7"}
 
 #[tokio::test]
 async fn a_watch_too_old_relists_the_pod_and_goes_on() {
-    let (url, seen) = api(|_, target| {
+    let (url, seen) = api(|_, target, _| {
         if target.contains("watch=true") {
             let gone = r#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version"}}"#;
             (200, format!("{gone}\n"))
@@ -95,7 +99,7 @@ async fn a_watch_too_old_relists_the_pod_and_goes_on() {
 
 #[tokio::test]
 async fn another_watch_error_fails_the_wait() {
-    let (url, _) = api(|_, _| {
+    let (url, _) = api(|_, _, _| {
         let e = r#"{"type":"ERROR","object":{"kind":"Status","code":500,"reason":"InternalError","message":"etcd is down"}}"#;
         (200, format!("{e}\n"))
     })
@@ -107,7 +111,7 @@ async fn another_watch_error_fails_the_wait() {
 
 #[tokio::test]
 async fn a_refusal_is_the_apis_status_and_no_token_shows() {
-    let (url, seen) = api(|method, _| match method {
+    let (url, seen) = api(|method, _, _| match method {
         "POST" => (
             409,
             r#"{"kind":"Status","code":409,"reason":"AlreadyExists","message":"secrets \"holm-box-1\" already exists"}"#
@@ -150,4 +154,50 @@ async fn a_refusal_is_the_apis_status_and_no_token_shows() {
     assert!(matches!(rt.inspect("holm-box-1").await, Err(RuntimeError::NotFound(_))));
     let debug = format!("{rt:?} {:?} {e:?}", rt.client().await.unwrap());
     assert!(!debug.contains("t0ken-never-shown"), "{debug}");
+}
+
+#[tokio::test]
+async fn an_exec_plugins_token_is_sent_kept_and_asked_again_after_a_401() {
+    // The API takes `exec-t0ken-2` only: the plugin's first token is
+    // refused, and the plugin is asked again.
+    let (url, _) = api(|_, _, head| {
+        let auth = head.lines().find_map(|l| l.strip_prefix("authorization: ")).unwrap_or("");
+        if auth == "Bearer exec-t0ken-2" {
+            (404, r#"{"kind":"Status","code":404,"reason":"NotFound","message":"no"}"#.to_owned())
+        } else {
+            (
+                401,
+                r#"{"kind":"Status","code":401,"reason":"Unauthorized","message":"who"}"#
+                    .to_owned(),
+            )
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("plugin.sh");
+    // Each run appends a line to `runs` and answers a token numbered by it.
+    let script = r#"#!/bin/sh
+echo "$KUBERNETES_EXEC_INFO" >> "$RUNS"
+n=$(wc -l < "$RUNS" | tr -d ' ')
+echo "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"exec-t0ken-$n\",\"expirationTimestamp\":\"2999-01-01T00:00:00Z\"}}"
+"#;
+    std::fs::write(&plugin, script).unwrap();
+    let runs = dir.path().join("runs");
+    let user = serde_json::json!({ "exec": {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": "/bin/sh",
+        "args": [plugin],
+        "env": [{ "name": "RUNS", "value": runs }],
+    }});
+    let rt = runtime_as(dir.path(), &url, user);
+    let refused = rt.inspect("holm-box-1").await.unwrap_err();
+    assert!(refused.to_string().contains("Unauthorized, 401"), "{refused}");
+    for _ in 0..2 {
+        assert!(matches!(rt.inspect("holm-box-1").await, Err(RuntimeError::NotFound(_))));
+    }
+    let runs = std::fs::read_to_string(runs).unwrap();
+    assert_eq!(runs.lines().count(), 2, "run once, then once after the 401: {runs}");
+    assert!(runs.contains(r#""kind":"ExecCredential""#), "{runs}");
+    let debug = format!("{rt:?} {:?}", rt.client().await.unwrap());
+    assert!(!debug.contains("exec-t0ken"), "{debug}");
 }
