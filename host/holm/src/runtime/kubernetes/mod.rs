@@ -6,14 +6,23 @@
 //! The settings ([`KubeSettings`]) are always compiled, so a server built
 //! without the `kubernetes` cargo feature still checks a runtimes-file
 //! table of this kind and says which feature to build with; the runtime
-//! itself ([`KubernetesRuntime`], kube-rs with rustls) needs the feature.
+//! itself ([`KubernetesRuntime`], on a small client of the API of our
+//! own: [`client`], [`config`], [`exec`], [`watch`]) needs the feature.
 //! docs/runtimes.md ("Kubernetes") says what it does and what a real
 //! cluster needs.
 
 #[cfg(feature = "kubernetes")]
+mod client;
+#[cfg(feature = "kubernetes")]
+mod config;
+#[cfg(feature = "kubernetes")]
+mod exec;
+#[cfg(feature = "kubernetes")]
 mod objects;
 #[cfg(feature = "kubernetes")]
 mod runtime;
+#[cfg(feature = "kubernetes")]
+mod watch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,13 +2,16 @@
 //! Pod and its headless Service, made from a [`MachineSpec`] and the
 //! runtime's [`KubeSettings`].
 //!
+//! They are sent as JSON made here; what the runtime reads of a pod is
+//! [`Pod`], the few fields it needs.
+//!
 //! Only `holm.box` and `holm.runtime` are labels (they are selected on, and
 //! their values are label-safe); holm's other labels (the spec's JSON, the
 //! times) are annotations, whose values may be anything.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, Secret, Service};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{KubeSettings, object_name};
@@ -35,26 +38,104 @@ fn metadata(spec: &MachineSpec, runtime: &str) -> Value {
     })
 }
 
-fn convert<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, RuntimeError> {
-    serde_json::from_value(v).map_err(|e| RuntimeError::Engine(format!("a kubernetes object: {e}")))
+/// A pod as the API answers it, as much as the runtime reads.
+#[derive(Debug, Default, Deserialize)]
+pub struct Pod {
+    /// Its name, labels, annotations, version and deletion.
+    #[serde(default)]
+    pub metadata: Meta,
+    /// Its containers.
+    pub spec: Option<PodSpec>,
+    /// Its phase, address and containers' states.
+    pub status: Option<PodStatus>,
+}
+
+/// An object's metadata, as much as the runtime reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    pub name: Option<String>,
+    pub labels: Option<BTreeMap<String, String>>,
+    pub annotations: Option<BTreeMap<String, String>>,
+    pub resource_version: Option<String>,
+    pub deletion_timestamp: Option<String>,
+}
+
+/// A pod's spec: its containers' ports.
+#[derive(Debug, Default, Deserialize)]
+pub struct PodSpec {
+    #[serde(default)]
+    pub containers: Vec<Container>,
+}
+
+/// A container of a pod's spec.
+#[derive(Debug, Default, Deserialize)]
+pub struct Container {
+    pub ports: Option<Vec<ContainerPort>>,
+}
+
+/// A port of a container.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    pub container_port: i32,
+}
+
+/// A pod's status.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    pub phase: Option<String>,
+    #[serde(rename = "podIP")]
+    pub pod_ip: Option<String>,
+    pub container_statuses: Option<Vec<ContainerStatus>>,
+}
+
+/// A container's status.
+#[derive(Debug, Default, Deserialize)]
+pub struct ContainerStatus {
+    pub state: Option<ContainerState>,
+}
+
+/// A container's state: why it waits, if it does.
+#[derive(Debug, Default, Deserialize)]
+pub struct ContainerState {
+    pub waiting: Option<Waiting>,
+}
+
+/// Why a container waits.
+#[derive(Debug, Default, Deserialize)]
+pub struct Waiting {
+    pub reason: Option<String>,
+    pub message: Option<String>,
+}
+
+impl Pod {
+    /// The pod the API answered.
+    pub fn from_value(v: Value) -> Result<Self, RuntimeError> {
+        serde_json::from_value(v)
+            .map_err(|e| RuntimeError::Engine(format!("a kubernetes pod: {e}")))
+    }
 }
 
 /// The Secret holding the box's [`ENV_SECRET_SHA256`] (the digest; the
 /// secret itself is never sent to the cluster).
-pub fn secret(spec: &MachineSpec, runtime: &str) -> Result<Secret, RuntimeError> {
+pub fn secret(spec: &MachineSpec, runtime: &str) -> Value {
     let digest = spec.env.iter().find(|(k, _)| k == ENV_SECRET_SHA256).map(|(_, v)| v.as_str());
-    convert(json!({
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
         "metadata": metadata(spec, runtime),
         "type": "Opaque",
         "stringData": { ENV_SECRET_SHA256: digest.unwrap_or_default() },
-    }))
+    })
 }
 
 /// The box's Pod: the box image with the guest as entrypoint (the image's
 /// own), its environment (the digest from the Secret), no service account
 /// token, the box's memory and CPUs as requests and limits, and the
 /// settings' runtime class, node selector and tolerations.
-pub fn pod(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> Result<Pod, RuntimeError> {
+pub fn pod(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> Value {
     let name = object_name(&spec.box_id);
     let env: Vec<Value> = spec
         .env
@@ -84,6 +165,8 @@ pub fn pod(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> Result<Pod, R
         )
         .collect();
     let mut pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": metadata(spec, runtime),
         "spec": {
             "automountServiceAccountToken": false,
@@ -105,25 +188,27 @@ pub fn pod(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> Result<Pod, R
         pod["spec"]["runtimeClassName"] = json!(class);
     }
     strip_nulls(&mut pod);
-    convert(pod)
+    pod
 }
 
 /// The box's headless Service: a stable DNS name for the pod
 /// (`holm-box-….NAMESPACE.svc`) inside the cluster.
-pub fn service(spec: &MachineSpec, runtime: &str) -> Result<Service, RuntimeError> {
+pub fn service(spec: &MachineSpec, runtime: &str) -> Value {
     let ports: Vec<Value> = spec
         .ports
         .iter()
         .map(|p| json!({"name": format!("p{p}"), "port": p, "targetPort": p, "protocol": "TCP"}))
         .collect();
-    convert(json!({
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
         "metadata": metadata(spec, runtime),
         "spec": {
             "clusterIP": "None",
             "selector": { LABEL_BOX: spec.box_id },
             "ports": ports,
         },
-    }))
+    })
 }
 
 /// Removes `null` members, which the API server would refuse in a strict
@@ -173,7 +258,7 @@ mod tests {
             tolerations: vec![Toleration { operator: Some("Exists".into()), ..Default::default() }],
             ..Default::default()
         };
-        let pod = serde_json::to_value(pod(&spec(), "k8s", &s).unwrap()).unwrap();
+        let pod = pod(&spec(), "k8s", &s);
         let text = pod.to_string();
         assert!(!text.contains("d1g357"), "the digest's value is only in the Secret: {text}");
         let c = &pod["spec"]["containers"][0];
@@ -188,7 +273,7 @@ mod tests {
         assert_eq!(pod["metadata"]["labels"][LABEL_BOX], "box_abc");
         assert_eq!(pod["metadata"]["labels"][LABEL_RUNTIME], "k8s");
         assert_eq!(pod["metadata"]["annotations"]["holm.spec"], "{\"a\":1}");
-        let secret = serde_json::to_value(secret(&spec(), "k8s").unwrap()).unwrap();
+        let secret = secret(&spec(), "k8s");
         assert_eq!(secret["stringData"][ENV_SECRET_SHA256], "d1g357");
     }
 }

@@ -1,21 +1,22 @@
 //! [`KubernetesRuntime`]: the [`Runtime`] contract on a cluster's API, in
-//! plain-pods mode. The client is made at the first call (kube-rs needs a
-//! Tokio runtime to make one), from the settings' kubeconfig and context,
-//! or as `kube::Config::infer` finds one (`KUBECONFIG`, `~/.kube/config`,
-//! then the in-cluster service account).
+//! plain-pods mode. The client ([`KubeClient`]) is made at the first call
+//! (a kubeconfig that does not load is then an error of that call, and
+//! the next call tries again), from the settings' kubeconfig and context,
+//! else `KUBECONFIG`, `~/.kube/config`, then the in-cluster service
+//! account ([`config::load`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures_util::{StreamExt, TryStreamExt};
 use holm_proto::host::{Can, Environment, Place};
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
-use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::{KubeSettings, object_name, objects};
+use super::client::{ApiError, KubeClient};
+use super::objects::{self, Pod};
+use super::watch::WatchEvent;
+use super::{KubeSettings, config, object_name};
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::docker::DockerRuntime;
 use crate::runtime::{
@@ -32,7 +33,7 @@ pub struct KubernetesRuntime {
     name: String,
     settings: KubeSettings,
     builder: DockerRuntime,
-    client: OnceCell<kube::Client>,
+    client: OnceCell<KubeClient>,
 }
 
 impl std::fmt::Debug for KubernetesRuntime {
@@ -56,9 +57,9 @@ impl KubernetesRuntime {
         RuntimeError::Unavailable { runtime: self.name.clone(), reason: reason.to_string() }
     }
 
-    fn api_error(&self, what: &str, e: kube::Error) -> RuntimeError {
+    fn api_error(&self, what: &str, e: ApiError) -> RuntimeError {
         match e {
-            kube::Error::Api(s) => RuntimeError::Engine(format!(
+            ApiError::Api(s) => RuntimeError::Engine(format!(
                 "kubernetes refused to {what}: {} ({}, {})",
                 s.message, s.reason, s.code
             )),
@@ -66,41 +67,20 @@ impl KubernetesRuntime {
         }
     }
 
-    async fn client(&self) -> Result<kube::Client> {
+    async fn client(&self) -> Result<&KubeClient> {
         let s = &self.settings;
-        let client = self
-            .client
+        self.client
             .get_or_try_init(|| async {
-                let options =
-                    KubeConfigOptions { context: s.context.clone(), ..Default::default() };
-                let config = match &s.kubeconfig {
-                    Some(path) => {
-                        let file = Kubeconfig::read_from(path).map_err(|e| {
-                            self.unavailable(format!("kubeconfig {}: {e}", path.display()))
-                        })?;
-                        kube::Config::from_custom_kubeconfig(file, &options)
-                            .await
-                            .map_err(|e| self.unavailable(format!("kubeconfig: {e}")))?
-                    }
-                    None if s.context.is_some() => kube::Config::from_kubeconfig(&options)
-                        .await
-                        .map_err(|e| self.unavailable(format!("kubeconfig: {e}")))?,
-                    None => kube::Config::infer()
-                        .await
-                        .map_err(|e| self.unavailable(format!("no cluster found: {e}")))?,
-                };
-                kube::Client::try_from(config).map_err(|e| self.unavailable(e))
+                let path = s.kubeconfig.as_deref();
+                let config = config::load(path, s.context.as_deref())
+                    .map_err(|e| self.unavailable(format!("kubeconfig: {e}")))?;
+                KubeClient::new(&config).map_err(|e| self.unavailable(e))
             })
-            .await?;
-        Ok(client.clone())
+            .await
     }
 
-    async fn api<K>(&self) -> Result<Api<K>>
-    where
-        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
-        <K as kube::Resource>::DynamicType: Default,
-    {
-        Ok(Api::namespaced(self.client().await?, &self.settings.namespace))
+    fn namespace(&self) -> &str {
+        &self.settings.namespace
     }
 
     fn label_selector(&self) -> String {
@@ -111,31 +91,12 @@ impl KubernetesRuntime {
     /// cannot (an image that does not pull, an environment that does not
     /// resolve, a container that ended).
     async fn wait_running(&self, name: &str) -> Result<Pod> {
-        let pods: Api<Pod> = self.api().await?;
-        let params = WatchParams::default().fields(&format!("metadata.name={name}"));
-        let mut events =
-            pods.watch(&params, "0").await.map_err(|e| self.api_error("watch", e))?.boxed();
-        let wait = async {
-            while let Some(event) =
-                events.try_next().await.map_err(|e| self.api_error("watch", e))?
-            {
-                match event {
-                    WatchEvent::Added(pod) | WatchEvent::Modified(pod) => {
-                        if let Some(done) = running_or_failed(&pod) {
-                            return done.map(|()| pod).map_err(RuntimeError::Engine);
-                        }
-                    }
-                    WatchEvent::Deleted(_) => {
-                        return Err(RuntimeError::Engine(format!("pod {name} was deleted")));
-                    }
-                    WatchEvent::Bookmark(_) => {}
-                    WatchEvent::Error(e) => {
-                        return Err(RuntimeError::Engine(format!("watch: {}", e.message)));
-                    }
-                }
+        let wait = self.watch_pod(name, "0".to_owned(), |seen| match seen {
+            Some(pod) => {
+                running_or_failed(&pod).map(|done| done.map(|()| pod).map_err(RuntimeError::Engine))
             }
-            Err(RuntimeError::Engine(format!("the watch of pod {name} ended before it ran")))
-        };
+            None => Some(Err(RuntimeError::Engine(format!("pod {name} was deleted")))),
+        });
         tokio::time::timeout(RUN_TIMEOUT, wait).await.unwrap_or_else(|_| {
             Err(RuntimeError::Engine(format!(
                 "pod {name} did not run in {} seconds",
@@ -146,25 +107,14 @@ impl KubernetesRuntime {
 
     /// Waits on a watch until the pod `name` is gone (a pod is deleted
     /// gracefully: answered at once, gone once its containers are).
-    async fn wait_gone(&self, pods: &Api<Pod>, name: &str) -> Result<()> {
-        let Some(pod) = pods.get_opt(name).await.map_err(|e| self.api_error("read a pod", e))?
-        else {
+    async fn wait_gone(&self, name: &str) -> Result<()> {
+        let client = self.client().await?;
+        let found = client.get(self.namespace(), "pods", name).await;
+        let Some(pod) = found.map_err(|e| self.api_error("read a pod", e))? else {
             return Ok(());
         };
-        let version = pod.metadata.resource_version.unwrap_or_default();
-        let params = WatchParams::default().fields(&format!("metadata.name={name}"));
-        let mut events =
-            pods.watch(&params, &version).await.map_err(|e| self.api_error("watch", e))?.boxed();
-        let wait = async {
-            while let Some(event) =
-                events.try_next().await.map_err(|e| self.api_error("watch", e))?
-            {
-                if let WatchEvent::Deleted(_) = event {
-                    return Ok(());
-                }
-            }
-            Err(RuntimeError::Engine(format!("the watch of pod {name} ended before it went")))
-        };
+        let version = Pod::from_value(pod)?.metadata.resource_version.unwrap_or_default();
+        let wait = self.watch_pod(name, version, |seen| seen.is_none().then_some(Ok(())));
         tokio::time::timeout(RUN_TIMEOUT, wait).await.unwrap_or_else(|_| {
             Err(RuntimeError::Engine(format!(
                 "pod {name} did not go in {} s",
@@ -173,22 +123,86 @@ impl KubernetesRuntime {
         })
     }
 
+    /// Watches the pod `name` from `version`, telling `on` each state seen
+    /// (none: the pod is gone) until it answers. A watch the server ends
+    /// (after `timeoutSeconds`) is opened again from the last version seen,
+    /// unless it brought no event at all (not even a bookmark), which
+    /// fails; one whose version is too old (`410 Gone`) goes on from the
+    /// pod read again (a relist).
+    async fn watch_pod<T>(
+        &self,
+        name: &str,
+        mut version: String,
+        mut on: impl FnMut(Option<Pod>) -> Option<Result<T>>,
+    ) -> Result<T> {
+        let client = self.client().await?;
+        let ns = self.namespace();
+        loop {
+            let opened = client.watch(ns, "pods", name, &version).await;
+            let mut events = opened.map_err(|e| self.api_error("watch", e))?;
+            let mut any = false;
+            while let Some(event) = events.next().await.map_err(|e| self.api_error("watch", e))? {
+                any = true;
+                let seen = match event {
+                    WatchEvent::Added(pod) | WatchEvent::Modified(pod) => Some(pod),
+                    WatchEvent::Deleted(_) => None,
+                    WatchEvent::Bookmark(o) => {
+                        version = resource_version(&o).unwrap_or(version);
+                        continue;
+                    }
+                    WatchEvent::Error(s) if s.code == 410 => {
+                        let got = client.get(ns, "pods", name).await;
+                        got.map_err(|e| self.api_error("read a pod", e))?
+                    }
+                    WatchEvent::Error(s) => {
+                        return Err(RuntimeError::Engine(format!("watch: {}", s.message)));
+                    }
+                };
+                let pod = match seen {
+                    Some(v) => {
+                        version = resource_version(&v).unwrap_or(version);
+                        Some(Pod::from_value(v)?)
+                    }
+                    None => None,
+                };
+                if let Some(done) = on(pod) {
+                    return done;
+                }
+            }
+            if !any {
+                return Err(RuntimeError::Engine(format!(
+                    "the watch of pod {name} ended with no event"
+                )));
+            }
+        }
+    }
+
     async fn create_objects(&self, spec: &MachineSpec) -> Result<Pod> {
-        let post = PostParams::default();
-        let secrets: Api<Secret> = self.api().await?;
-        let secret = objects::secret(spec, &self.name)?;
-        secrets.create(&post, &secret).await.map_err(|e| self.api_error("create a secret", e))?;
-        let pods: Api<Pod> = self.api().await?;
-        let pod = objects::pod(spec, &self.name, &self.settings)?;
-        pods.create(&post, &pod).await.map_err(|e| self.api_error("create a pod", e))?;
-        let services: Api<Service> = self.api().await?;
-        let service = objects::service(spec, &self.name)?;
-        services
-            .create(&post, &service)
-            .await
-            .map_err(|e| self.api_error("create a service", e))?;
+        let client = self.client().await?;
+        let ns = self.namespace();
+        let secret = objects::secret(spec, &self.name);
+        let made = client.create(ns, "secrets", &secret).await;
+        made.map_err(|e| self.api_error("create a secret", e))?;
+        let pod = objects::pod(spec, &self.name, &self.settings);
+        let made = client.create(ns, "pods", &pod).await;
+        made.map_err(|e| self.api_error("create a pod", e))?;
+        let service = objects::service(spec, &self.name);
+        let made = client.create(ns, "services", &service).await;
+        made.map_err(|e| self.api_error("create a service", e))?;
         self.wait_running(&object_name(&spec.box_id)).await
     }
+
+    async fn list_pods(&self, selector: &str) -> Result<Vec<Machine>> {
+        let client = self.client().await?;
+        let listed = client.list(self.namespace(), "pods", selector).await;
+        let items = listed.map_err(|e| self.api_error("list pods", e))?;
+        items.into_iter().map(|v| Pod::from_value(v).map(to_machine)).collect()
+    }
+}
+
+/// An object's `metadata.resourceVersion`.
+fn resource_version(object: &Value) -> Option<String> {
+    object["metadata"]["resourceVersion"].as_str().map(str::to_owned)
 }
 
 /// `Some(Ok)` once the pod runs, `Some(Err)` when it will not, `None`
@@ -303,8 +317,7 @@ impl Runtime for KubernetesRuntime {
     }
 
     async fn ping(&self) -> Result<()> {
-        let namespaces: Api<Namespace> = Api::all(self.client().await?);
-        match namespaces.get_opt(&self.settings.namespace).await {
+        match self.client().await?.namespace(self.namespace()).await {
             Ok(Some(_)) => Ok(()),
             Ok(None) => {
                 Err(self
@@ -338,41 +351,36 @@ impl Runtime for KubernetesRuntime {
     }
 
     async fn inspect(&self, id: &str) -> Result<Machine> {
-        let pods: Api<Pod> = self.api().await?;
-        match pods.get_opt(id).await.map_err(|e| self.api_error("read a pod", e))? {
-            Some(pod) => Ok(to_machine(pod)),
+        let got = self.client().await?.get(self.namespace(), "pods", id).await;
+        match got.map_err(|e| self.api_error("read a pod", e))? {
+            Some(pod) => Ok(to_machine(Pod::from_value(pod)?)),
             None => Err(RuntimeError::NotFound(id.to_owned())),
         }
     }
 
     async fn remove(&self, id: &str) -> Result<()> {
-        let dp = DeleteParams::default();
-        let gone = |r: std::result::Result<_, kube::Error>, what: &str| match r {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.is_not_found() => Ok(()),
-            Err(e) => Err(self.api_error(what, e)),
+        let client = self.client().await?;
+        let ns = self.namespace();
+        let gone = |r: std::result::Result<(), ApiError>, what: &str| match r {
+            Err(e) if !e.is_not_found() => Err(self.api_error(what, e)),
+            _ => Ok(()),
         };
-        let pods: Api<Pod> = self.api().await?;
-        gone(pods.delete(id, &dp).await.map(drop), "delete a pod")?;
-        self.wait_gone(&pods, id).await?;
-        let services: Api<Service> = self.api().await?;
-        gone(services.delete(id, &dp).await.map(drop), "delete a service")?;
-        let secrets: Api<Secret> = self.api().await?;
-        gone(secrets.delete(id, &dp).await.map(drop), "delete a secret")
+        gone(client.delete(ns, "pods", id).await, "delete a pod")?;
+        self.wait_gone(id).await?;
+        gone(client.delete(ns, "services", id).await, "delete a service")?;
+        gone(client.delete(ns, "secrets", id).await, "delete a secret")
     }
 
     async fn list(&self) -> Result<Vec<Machine>> {
-        let pods: Api<Pod> = self.api().await?;
-        let params = ListParams::default().labels(&self.label_selector());
-        let list = pods.list(&params).await.map_err(|e| self.api_error("list pods", e))?;
-        Ok(list.items.into_iter().map(to_machine).collect())
+        self.list_pods(&self.label_selector()).await
     }
 
     async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
-        let pods: Api<Pod> = self.api().await?;
         let selector = format!("{LABEL_BOX}={box_id},{LABEL_RUNTIME}={}", self.name);
-        let params = ListParams::default().labels(&selector);
-        let list = pods.list(&params).await.map_err(|e| self.api_error("list pods", e))?;
-        Ok(list.items.into_iter().next().map(to_machine))
+        Ok(self.list_pods(&selector).await?.into_iter().next())
     }
 }
+
+#[cfg(test)]
+#[path = "runtime_tests.rs"]
+mod tests;
