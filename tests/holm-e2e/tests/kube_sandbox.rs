@@ -408,3 +408,63 @@ async fn a_claim_adopts_a_warm_box_and_the_pool_makes_another() {
     )
     .await;
 }
+
+/// holm's own manifest of a box as an agent-sandbox `Sandbox`
+/// (`deploy/kubernetes/holm-box-sandbox.yaml`), applied as a user would
+/// (the image set, the box secret's Secret made first): the
+/// Sandbox is Ready through its probe on sandboxd's `/v1/health`, and an
+/// agent-sandbox client reaches the box's files through sandboxd's
+/// contract at the Sandbox's `podIPs`, with the box secret and not without.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holms_box_sandbox_manifest_serves_agent_sandboxs_contract() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let image = holm_testkit::ensure_image().await;
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = standin.write_kubeconfig(dir.path());
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes/holm-box-sandbox.yaml"),
+    )
+    .unwrap();
+    let placeholder = "registry.example.com/holm-box:latest";
+    assert!(shipped.contains(placeholder), "the manifest names its image placeholder");
+    // The Secret as YAML: `kubectl create secret` sends protobuf, which
+    // the stand-in does not speak (docs/kubernetes-standin.md).
+    let secret = "sandboxd-box-secret-0123456789";
+    let secret_yaml = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: holm-box-secret}}\nstringData: {{secret: {secret}}}\n"
+    );
+    let secret_file = dir.path().join("secret.yaml");
+    std::fs::write(&secret_file, secret_yaml).unwrap();
+    ok(&config, &["apply", "-f", secret_file.to_str().unwrap()]).await;
+    let file = dir.path().join("holm-box-sandbox.yaml");
+    std::fs::write(&file, shipped.replace(placeholder, &image)).unwrap();
+    ok(&config, &["apply", "-f", file.to_str().unwrap()]).await;
+    ok(&config, &["wait", "--for=condition=Ready", "sandbox/holm-box", "--timeout=120s"]).await;
+
+    let sb = sandbox(&config, "holm-box").await;
+    let ip = sb["status"]["podIPs"][0].as_str().unwrap().to_owned();
+    let base = format!("http://{ip}:8080/v1");
+    let http = holm_client::client_builder().build().unwrap();
+    let health: Value =
+        http.get(format!("{base}/health")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["status"], "ok", "{health}");
+    let file_url = format!("{base}/files/tmp/from-agent-sandbox.txt");
+    let r = http.put(&file_url).body("nope").send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = http.put(&file_url).bearer_auth(secret).body("hello from a client").send().await;
+    assert_eq!(r.unwrap().status(), 204);
+    let r = http.get(&file_url).bearer_auth(secret).send().await.unwrap();
+    assert_eq!(r.text().await.unwrap(), "hello from a client");
+    let r = http.get(format!("{base}/metadata")).bearer_auth(secret).send().await.unwrap();
+    let metadata: Value = r.json().await.unwrap();
+    assert_eq!(metadata["env"]["SANDBOX_NAME"], "holm-box", "{metadata}");
+    // holm's own API answers beside it.
+    assert!(healthy(&ip).await, "the guest's own API at {ip}:8765");
+
+    ok(&config, &["delete", "sandbox", "holm-box"]).await;
+    ok(&config, &["wait", "--for=delete", "pod/holm-box", "--timeout=60s"]).await;
+    assert!(standin.pod_container("default", "holm-box").is_none());
+}
