@@ -27,7 +27,9 @@
 //! `{id, kind, name, state: queued|building|ready|failed, error}`; a
 //! preview is made with `{port, visibility}` and answers `{port,
 //! visibility, url, token, urlWithToken}` (a port shared already answers
-//! its preview again); cursors are opaque. Each sandbox is a container
+//! its preview again without its token, as a read does: the strict case of
+//! what the documentation leaves open, so a client that lost the token must
+//! rotate it); cursors are opaque. Each sandbox is a container
 //! on the local engine whose first process waits, as the microVM's own
 //! agent does; commands run as the image's user (the stand-in's images
 //! have no `runtime` user); each preview gets a loopback port of its own.

@@ -240,8 +240,10 @@ pub(super) async fn share(AxState(state): S, Path(id): Path<String>, body: Bytes
     if s.state != "running" && s.state != "paused" {
         return not_running(&s);
     }
+    // A port shared already answers its preview again, without the token
+    // (as a read does): only the one who made it, or a rotation, holds one.
     if let Some(p) = s.previews.get(&port) {
-        return axum::Json(preview_json(&id, port, p, true)).into_response();
+        return axum::Json(preview_json(&id, port, p, false)).into_response();
     }
     let (sid, st) = (s.id.clone(), Arc::clone(&state));
     let (addr, task) =

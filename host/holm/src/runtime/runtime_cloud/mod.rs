@@ -319,14 +319,34 @@ impl RuntimeCloud {
         if let Some(p) = self.previews.lock().unwrap_or_else(|e| e.into_inner()).get(&cache) {
             return Ok(p.clone());
         }
-        let key = idempotency_key();
-        let p: Preview = self
+        // A preview made before (by this server before a restart) is
+        // found, and its token renewed: a read does not answer the token,
+        // and the documentation leaves open what a second share answers.
+        let path = format!("/v1/sandboxes/{id}/previews/{port}");
+        let found: VResult<Preview> = self
             .rest
-            .json("share a port", Retry::Idempotent, |r| {
-                change(r, Method::POST, &format!("/v1/sandboxes/{id}/previews"), &key)
-                    .json(&json!({ "port": port, "visibility": "private" }))
-            })
-            .await?;
+            .json("read a preview", Retry::Idempotent, |r| r.request(Method::GET, &path))
+            .await;
+        let key = idempotency_key();
+        let p: Preview = match found {
+            Ok(p) if p.token.is_some() => p,
+            Ok(_) => {
+                self.rest
+                    .json("renew a preview's token", Retry::Idempotent, |r| {
+                        change(r, Method::POST, &format!("{path}:rotate"), &key)
+                    })
+                    .await?
+            }
+            Err(e) if e.status == Some(404) => {
+                self.rest
+                    .json("share a port", Retry::Idempotent, |r| {
+                        change(r, Method::POST, &format!("/v1/sandboxes/{id}/previews"), &key)
+                            .json(&json!({ "port": port, "visibility": "private" }))
+                    })
+                    .await?
+            }
+            Err(e) => return Err(e),
+        };
         self.previews.lock().unwrap_or_else(|e| e.into_inner()).insert(cache, p.clone());
         Ok(p)
     }
