@@ -150,6 +150,25 @@ pub struct Reading {
     pub len: Option<u64>,
 }
 
+impl Reading {
+    /// The file's bytes as a streamed `application/octet-stream` answer,
+    /// with its length when it is known.
+    pub fn response(self) -> axum::response::Response {
+        use axum::http::{HeaderValue, header};
+        use axum::response::IntoResponse as _;
+        use tokio::io::AsyncReadExt as _;
+        let body = self.file.take(self.len.unwrap_or(u64::MAX));
+        let stream = tokio_util::io::ReaderStream::with_capacity(body, 64 * 1024);
+        let mut response = axum::body::Body::from_stream(stream).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+        if let Some(len) = self.len {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+        }
+        response
+    }
+}
+
 /// Opens a regular file (following symlinks) for `GET /v1/files/content`.
 pub async fn open(path: &Path, shown: &str) -> Result<Reading, Error> {
     let file = tokio::fs::File::open(path).await.map_err(|e| Error::io(shown, &e))?;

@@ -30,17 +30,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path as UrlPath, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use holm_proto::ErrorCode;
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncReadExt as _;
-use tokio_util::io::ReaderStream;
 
 use crate::api::BoxSecret;
 use crate::supervisor::Supervisor;
@@ -215,15 +212,7 @@ async fn read(State(s): State<Sandboxd>, path: Option<UrlPath<String>>) -> Respo
         Ok(r) => r,
         Err(e) => return from_holm(&e),
     };
-    let stream =
-        ReaderStream::with_capacity(reading.file.take(reading.len.unwrap_or(u64::MAX)), 64 * 1024);
-    let mut response = Body::from_stream(stream).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
-    if let Some(len) = reading.len {
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    }
-    response
+    reading.response()
 }
 
 /// A directory's entries by name; a link counts as what it points to, and

@@ -6,14 +6,12 @@ use std::path::PathBuf;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use holm_proto::guest::{
     FileInfo, FileStat, ListQuery, MkdirRequest, Page, PathQuery, RemoveRequest, RenameRequest,
     WriteQuery,
 };
-use tokio::io::AsyncReadExt;
-use tokio_util::io::ReaderStream;
 
 use holm_proto::contract::Method::{Get, Post, Put};
 
@@ -52,15 +50,7 @@ async fn read(
 ) -> Result<Response, Error> {
     let path = one_path(&state, &q.path)?;
     let reading = files::open(&path, &q.path).await?;
-    let stream =
-        ReaderStream::with_capacity(reading.file.take(reading.len.unwrap_or(u64::MAX)), 64 * 1024);
-    let mut response = Body::from_stream(stream).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
-    if let Some(len) = reading.len {
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    }
-    Ok(response)
+    Ok(reading.response())
 }
 
 async fn write(
