@@ -133,6 +133,7 @@ impl Browser {
 
     /// Clicks the centre of the first visible element that matches.
     pub async fn click(&self, req: &ClickRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout =
             bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let count = req.count.unwrap_or(1);
@@ -171,7 +172,7 @@ impl Browser {
                 .map_err(cdp_error)?;
         }
         self.set_current(&id);
-        self.result(id).await
+        self.result(id, since).await
     }
 
     async fn focus(
@@ -188,6 +189,7 @@ impl Browser {
 
     /// Types text as key presses.
     pub async fn type_text(&self, req: &TypeRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout =
             bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
@@ -212,11 +214,12 @@ impl Browser {
             }
         }
         self.set_current(&id);
-        self.result(id).await
+        self.result(id, since).await
     }
 
     /// Sets a field's value at once.
     pub async fn fill(&self, req: &FillRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout =
             bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
@@ -234,11 +237,12 @@ impl Browser {
             }]));
         }
         self.set_current(&id);
-        self.result(id).await
+        self.result(id, since).await
     }
 
     /// Presses a key or chord.
     pub async fn press(&self, req: &PressRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout =
             bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let (modifiers, key) = parse_chord(&req.key)?;
@@ -247,18 +251,19 @@ impl Browser {
         self.focus(&page, req.selector.as_deref(), timeout).await?;
         press(&page, modifiers, &key).await?;
         self.set_current(&id);
-        self.result(id).await
+        self.result(id, since).await
     }
 
     /// Waits until an element is in a state.
     pub async fn wait(&self, req: &WaitRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout =
             bounded(req.timeout_ms, ELEMENT_TIMEOUT_MS, MAX_ELEMENT_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
         self.element(&page, &req.selector, req.state.unwrap_or_default(), timeout, "none", None)
             .await?;
-        self.result(id).await
+        self.result(id, since).await
     }
 
     /// Evaluates an expression.
@@ -309,19 +314,52 @@ pub(super) fn check_exception(r: &Value) -> Result<(), ApiError> {
         })))
 }
 
-/// Evaluates an expression (awaiting promises) and answers its JSON value.
-/// The URL and title, once the frame after the one being made now has
-/// begun: the first `requestAnimationFrame` runs before the next paint, the
-/// second once that paint is done. A tab that is not shown paints nothing
-/// (answered at once), and a page too busy to paint is waited for 3 s at
-/// most. (1 s was too short: with every CPU busy, a new page's first two
-/// frames took longer, and a screenshot right after showed the old page.)
-pub(super) const AFTER_A_FRAME: &str = "new Promise((resolve) => { \
-    const done = () => resolve({url: location.href, title: document.title}); \
-    if (document.visibilityState !== 'visible') { done(); return; } \
-    requestAnimationFrame(() => requestAnimationFrame(done)); \
-    setTimeout(done, 3000); })";
+/// When a page tool began, in the page's clock (milliseconds since the
+/// epoch): a document whose navigation started after it is new to the tool.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Since(f64);
 
+impl Since {
+    pub(super) fn now() -> Self {
+        let d =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        Self(d.as_secs_f64() * 1000.0)
+    }
+
+    /// The URL and title, once what the tool did is on the screen (an
+    /// expression for [`evaluate_value`]).
+    ///
+    /// - The frame after the one being made now has begun: the first
+    ///   `requestAnimationFrame` runs before the next paint, the second once
+    ///   that paint is done.
+    /// - A document the tool navigated to (begun after [`Since`]) that has
+    ///   painted nothing yet is also waited for until its first paint is
+    ///   recorded, since Chromium records it once the frame was presented:
+    ///   two frames alone answered, one time in a few hundred under full
+    ///   load on Wayland, while the compositor still showed the old page.
+    ///   A page that paints nothing but the default background has no first
+    ///   paint; six frames end that wait.
+    /// - A tab that is not shown paints nothing (answered at once), and a
+    ///   page too busy to paint is waited for 3 s at most (1 s was too
+    ///   short: with every CPU busy, a new page's first frames took longer).
+    pub(super) fn after_a_frame(self) -> String {
+        format!(
+            "new Promise((resolve) => {{ \
+            const done = () => resolve({{url: location.href, title: document.title}}); \
+            if (document.visibilityState !== 'visible') {{ done(); return; }} \
+            setTimeout(done, 3000); \
+            let frames = 0; \
+            let painted = performance.timeOrigin < {since} || performance.getEntriesByType('paint').length > 0; \
+            const check = () => {{ if (frames >= 2 && (painted || frames >= 6)) done(); }}; \
+            const tick = () => {{ frames += 1; check(); if (frames < 6) requestAnimationFrame(tick); }}; \
+            requestAnimationFrame(tick); \
+            if (!painted) new PerformanceObserver((l, o) => {{ o.disconnect(); painted = true; check(); }}).observe({{type: 'paint'}}); }})",
+            since = self.0
+        )
+    }
+}
+
+/// Evaluates an expression (awaiting promises) and answers its JSON value.
 pub(super) async fn evaluate_value(
     page: &Cdp,
     expression: &str,

@@ -249,6 +249,7 @@ impl Browser {
 
     /// Opens a tab, makes it current, and loads `url` in it.
     pub async fn open(&self, req: &OpenTab) -> Result<Tab, ApiError> {
+        let since = Since::now();
         let timeout = bounded(req.timeout_ms, NAV_TIMEOUT_MS, MAX_NAV_TIMEOUT_MS, "timeout_ms")?;
         let id = self.create_blank(false).await?;
         self.set_current(&id);
@@ -256,7 +257,7 @@ impl Browser {
             let page = self.page(&id).await?;
             navigate(&page, url, req.wait_until.unwrap_or_default(), timeout, false).await?;
         }
-        let (url, title) = self.location(&id).await?;
+        let (url, title) = self.location(&id, since).await?;
         Ok(Tab { id, url, title, current: true })
     }
 
@@ -309,31 +310,32 @@ impl Browser {
         Ok(())
     }
 
-    /// The tab's URL and title, answered once a frame painted after what
-    /// the tool did has been made ([`AFTER_A_FRAME`]), so a screenshot
-    /// taken next shows it.
-    async fn location(&self, id: &str) -> Result<(String, String), ApiError> {
+    /// The tab's URL and title, answered once what the tool (begun at
+    /// `since`) did is on the screen ([`Since::after_a_frame`]), so a
+    /// screenshot taken next shows it.
+    async fn location(&self, id: &str, since: Since) -> Result<(String, String), ApiError> {
         let page = self.page(id).await?;
-        let v = evaluate_value(&page, AFTER_A_FRAME, 10_000).await?;
+        let v = evaluate_value(&page, &since.after_a_frame(), 10_000).await?;
         Ok((
             v["url"].as_str().unwrap_or_default().to_owned(),
             v["title"].as_str().unwrap_or_default().to_owned(),
         ))
     }
 
-    async fn result(&self, id: String) -> Result<PageResult, ApiError> {
-        let (url, title) = self.location(&id).await?;
+    async fn result(&self, id: String, since: Since) -> Result<PageResult, ApiError> {
+        let (url, title) = self.location(&id, since).await?;
         Ok(PageResult { tab: id, url, title })
     }
 
     /// Loads a URL and waits as asked.
     pub async fn navigate(&self, req: &NavigateRequest) -> Result<PageResult, ApiError> {
+        let since = Since::now();
         let timeout = bounded(req.timeout_ms, NAV_TIMEOUT_MS, MAX_NAV_TIMEOUT_MS, "timeout_ms")?;
         let id = self.resolve(req.tab.as_deref()).await?;
         let page = self.page(&id).await?;
         navigate(&page, &req.url, req.wait_until.unwrap_or_default(), timeout, false).await?;
         self.set_current(&id);
-        self.result(id).await
+        self.result(id, since).await
     }
 
     /// A screenshot of a tab, which is brought to the front first: Chromium
