@@ -150,17 +150,24 @@ impl Window {
         }
     }
 
-    /// Whether Control or Shift is down now, as the window knows it.
-    pub async fn modifiers_down(&self) -> bool {
+    /// Waits until Control and Shift are up as the window hears them, and
+    /// panics if they stay down. X11: the server, asked once, has the
+    /// release once the guest answered; Wayland: the compositor sends it as
+    /// a modifiers event after the press.
+    pub async fn modifiers_released(&self) {
         match self {
             Self::X(c, id) => {
                 let mask = c.query_pointer(*id).unwrap().reply().unwrap().mask;
-                mask.intersects(KeyButMask::CONTROL | KeyButMask::SHIFT)
+                assert!(
+                    !mask.intersects(KeyButMask::CONTROL | KeyButMask::SHIFT),
+                    "a modifier is still held after the click"
+                );
             }
             Self::Wl(s) => {
-                // The release arrives as a modifiers event after the press.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                s.mods() & (wl::CONTROL | wl::SHIFT) != 0
+                eventually(WAIT, "the modifiers released after the click", || async {
+                    (s.mods() & (wl::CONTROL | wl::SHIFT) == 0).then_some(())
+                })
+                .await;
             }
         }
     }

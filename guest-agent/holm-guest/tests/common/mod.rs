@@ -253,18 +253,31 @@ impl Guest {
             child,
             _dir: dir,
         };
-        let server = guest.display_server();
+        // The desktop is its display server and window manager: input sent
+        // while fluxbox still starts can be lost (a wheel click 35 ms after
+        // the test's window mapped never reached it, one run in ten after a
+        // test that restarted its X server), so no test acts before both.
+        let desktop = guest.desktop_components();
         guest
             .wait_until(Duration::from_secs(30), |h| {
                 h["components"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .filter(|c| c["name"] == server)
+                    .filter(|c| desktop.iter().any(|d| c["name"] == *d))
                     .all(|c| c["state"] == "ready")
             })
             .await;
         guest
+    }
+
+    /// The components a screen's desktop is made of: the display server and
+    /// the window manager (sway is both).
+    pub fn desktop_components(&self) -> &'static [&'static str] {
+        match self.profile {
+            Profile::X11 => &["xvfb", "fluxbox"],
+            Profile::Wayland => &["sway"],
+        }
     }
 
     /// The component that is the display server: `xvfb` or `sway`.
