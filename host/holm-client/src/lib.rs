@@ -33,15 +33,20 @@ pub use terminal::{Terminal, TerminalOutput, TerminalReader, TerminalWriter};
 
 use std::sync::Once;
 
-/// A `reqwest` client builder with TLS ready (the `ring` provider), for
-/// every HTTP client in holm.
+/// What every HTTP client in holm calls itself (`User-Agent`): vendors see
+/// holm's calls as holm's, and the contract traces tell them from the
+/// vendors' SDKs' calls by it.
+pub const USER_AGENT: &str = concat!("holm/", env!("CARGO_PKG_VERSION"));
+
+/// A `reqwest` client builder with TLS ready (the `ring` provider) and
+/// holm's [`USER_AGENT`], for every HTTP client in holm.
 pub fn client_builder() -> reqwest::ClientBuilder {
     static PROVIDER: Once = Once::new();
     PROVIDER.call_once(|| {
         // Another part of the process may have chosen a provider already.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    reqwest::Client::builder()
+    reqwest::Client::builder().user_agent(USER_AGENT)
 }
 
 /// Builds the HTTP client every holm client uses.

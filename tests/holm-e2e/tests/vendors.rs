@@ -24,6 +24,8 @@ use holm_standins::Fault;
 use holm_testkit::cloud::{Cloud, CloudServer};
 use holm_testkit::{e2e_enabled, eventually};
 
+mod traces;
+
 /// Everything the tests' tracing wrote, to scan for keys.
 fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
     static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
@@ -514,6 +516,35 @@ async fn scenario(cloud: Cloud) {
     let keys = vec![c.standin.key().to_owned(), rotated, bad];
     no_key_anywhere(&c, &keys, &seen, &id).await;
     no_deprecated_route(&c);
+    the_vendors_sdk_makes_the_calls_holm_made(&c, &keys[0], &keys[1]).await;
+}
+
+/// The contract trace ([`traces`]): the vendor's own SDK (its script in
+/// `holm-standins`) runs its create, read, list, timeout, pause and resume
+/// (or stop and start) and delete against the stand-in holm used, with the
+/// key that holds now; holm's calls and the SDK's are then compared.
+/// Modal's calls are gRPC (their messages are typed by the shared proto)
+/// and Runtime Cloud has no SDK: neither is traced here.
+async fn the_vendors_sdk_makes_the_calls_holm_made(c: &CloudServer, old_key: &str, key: &str) {
+    let (script, maps): (&str, &[&str]) = match c.cloud {
+        Cloud::E2b => ("e2b_sdk.py", &["metadata", "envVars"]),
+        Cloud::Daytona => ("daytona_sdk.py", &["labels", "env"]),
+        Cloud::Vercel => ("vercel_sdk.mjs", &["env", "tags"]),
+        Cloud::Modal | Cloud::RuntimeCloud => return,
+    };
+    let env = c
+        .standin
+        .env()
+        .into_iter()
+        .map(|(k, v)| if v == old_key { (k, key.to_owned()) } else { (k, v) })
+        .collect();
+    let run = holm_standins::sdk::run(script, env).await;
+    assert!(
+        run.ok,
+        "the vendor's SDK failed against the stand-in:\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    traces::check(c.cloud.name(), &c.standin.controls().calls.all(), maps);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

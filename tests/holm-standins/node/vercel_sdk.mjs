@@ -25,6 +25,7 @@ const run = randomUUID().replaceAll('-', '').slice(0, 12)
 
 const sbx = await Sandbox.create({
   ...credentials,
+  name: `sdk-${run}`,
   ports: [3000],
   timeout: 120_000,
   resources: { vcpus: 1 },
@@ -56,7 +57,7 @@ const out = await sbx.runCommand('sh', ['-c', 'echo héllo; echo oops >&2; exit 
 assert.equal(out.exitCode, 3)
 assert.equal(await out.stdout(), 'héllo\n')
 assert.equal(await out.stderr(), 'oops\n')
-const root = await sbx.runCommand({ cmd: 'id', args: ['-u'], sudo: true })
+const root = await sbx.runCommand({ cmd: 'id', args: ['-u'], sudo: true, env: { SDK_RUN: run } })
 assert.equal((await root.stdout()).trim(), '0')
 const detached = await sbx.runCommand({ cmd: 'sh', args: ['-c', 'sleep 0.3; echo later'], detached: true })
 const done = await detached.wait()

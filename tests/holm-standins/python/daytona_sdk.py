@@ -10,7 +10,15 @@ from daytona import CreateSandboxFromSnapshotParams, Daytona, DaytonaConfig, Day
 run = uuid.uuid4().hex[:12]
 daytona = Daytona()
 
-params = CreateSandboxFromSnapshotParams(labels={"suite": "sdk", "run": run}, auto_stop_interval=30, auto_delete_interval=-1)
+# With the options holm sets (the contract trace compares their fields).
+params = CreateSandboxFromSnapshotParams(
+    name=f"sdk-{run}",
+    labels={"suite": "sdk", "run": run},
+    env_vars={"SDK_RUN": run},
+    public=False,
+    auto_stop_interval=30,
+    auto_delete_interval=-1,
+)
 sbx = daytona.create(params, timeout=120)
 assert sbx.state == "started", sbx.state
 print("create", sbx.id)
@@ -20,7 +28,7 @@ assert got.labels["run"] == run and got.labels["suite"] == "sdk", got.labels
 assert got.auto_stop_interval == 30, got.auto_stop_interval
 print("get", got.state)
 
-listed = [s.id for s in daytona.list(ListSandboxesQuery(labels={"run": run}))]
+listed = [s.id for s in daytona.list(ListSandboxesQuery(labels={"run": run}, limit=100))]
 assert listed == [sbx.id], listed
 assert [s.id for s in daytona.list(ListSandboxesQuery(labels={"run": "nobody"}))] == []
 print("list", len(listed))

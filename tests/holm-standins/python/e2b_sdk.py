@@ -6,13 +6,22 @@ raises and exits non-zero."""
 import os
 import uuid
 
-from e2b import Sandbox
+from e2b import Sandbox, SandboxState
 from e2b.exceptions import AuthenticationException, NotFoundException, SandboxException
 from e2b.sandbox.sandbox_api import SandboxQuery
 
 run = uuid.uuid4().hex[:12]
 
-sbx = Sandbox.create(template="base", timeout=120, metadata={"suite": "sdk", "run": run})
+# With the options holm sets (the contract trace compares their fields).
+sbx = Sandbox.create(
+    template="base",
+    timeout=120,
+    metadata={"suite": "sdk", "run": run},
+    envs={"SDK_RUN": run},
+    allow_internet_access=True,
+    network={"allow_public_traffic": False},
+    lifecycle={"on_timeout": "kill"},
+)
 print("create", sbx.sandbox_id)
 
 info = Sandbox.get_info(sbx.sandbox_id)
@@ -21,7 +30,8 @@ assert info.state.value == "running", info.state
 print("get", info.state.value)
 
 other = Sandbox.create(template="base", timeout=120, metadata={"suite": "sdk", "run": run})
-pages, ids = Sandbox.list(query=SandboxQuery(metadata={"run": run}), limit=1), []
+states = [SandboxState.RUNNING, SandboxState.PAUSED]
+pages, ids = Sandbox.list(query=SandboxQuery(metadata={"run": run}, state=states), limit=1), []
 while pages.has_next:
     ids += [s.sandbox_id for s in pages.next_items()]
 assert sorted(ids) == sorted([sbx.sandbox_id, other.sandbox_id]), ids
@@ -34,7 +44,7 @@ left = (Sandbox.get_info(sbx.sandbox_id).end_at - Sandbox.get_info(sbx.sandbox_i
 assert 290 <= left <= 310, left
 print("timeout", int(left))
 
-assert sbx.pause() is True
+assert sbx.pause(keep_memory=True) is True
 assert Sandbox.get_info(sbx.sandbox_id).state.value == "paused"
 assert sbx.pause() is False, "pausing a paused sandbox is refused (409), which the SDK answers False"
 print("pause", "paused; again refused")

@@ -123,7 +123,7 @@ impl Faults {
 }
 
 /// A request the stand-in answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Call {
     /// Its method.
     pub method: String,
@@ -131,6 +131,9 @@ pub struct Call {
     pub path: String,
     /// The status answered.
     pub status: u16,
+    /// What it carried that the contract fixes, where the stand-in's gate
+    /// records it (E2B's, Daytona's and Vercel's APIs).
+    pub trace: Option<crate::trace::Trace>,
 }
 
 /// The calls a stand-in answered, in order.

@@ -50,6 +50,7 @@ pub mod kube;
 pub mod modal;
 pub mod runtime_cloud;
 pub mod sdk;
+pub mod trace;
 pub mod vercel;
 
 pub use common::{Call, Calls, Clock, Controls, Fault, Faults, Keys};

@@ -80,6 +80,7 @@ fn too_large() -> Response {
 }
 
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
+    let (req, trace) = crate::trace::observe(req).await;
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
     let length = req
@@ -128,7 +129,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&ray()) {
         response.headers_mut().insert("cf-ray", v);
     }
-    state.calls.push(Call { method, path, status: response.status().as_u16() });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: Some(trace) });
     response
 }
 

@@ -67,6 +67,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
 /// Logs the call, answers an injected failure, checks the key, and adds
 /// the request id a CDN would.
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
+    let (req, trace) = crate::trace::observe(req).await;
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
     let after = state.faults.take_after(&method, &path);
@@ -102,7 +103,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&ray()) {
         response.headers_mut().insert("cf-ray", v);
     }
-    state.calls.push(Call { method, path, status: response.status().as_u16() });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: Some(trace) });
     response
 }
 

@@ -252,7 +252,7 @@ mod tests {
     use crate::Call;
 
     fn call(method: &str, path: &str) -> Call {
-        Call { method: method.into(), path: path.into(), status: 200 }
+        Call { method: method.into(), path: path.into(), status: 200, trace: None }
     }
 
     #[test]

@@ -68,6 +68,7 @@ async fn handle(AxState(state): AxState<Arc<State>>, req: Request) -> Response {
         method: method.as_str().to_owned(),
         path,
         status: response.status().as_u16(),
+        trace: None,
     });
     response
 }

@@ -52,6 +52,7 @@ impl Router {
             method: "POST".into(),
             path,
             status: if refused.is_some() { 401 } else { 200 },
+            trace: None,
         });
         refused.map_or(Ok(()), Err)
     }

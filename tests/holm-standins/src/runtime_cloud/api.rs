@@ -174,7 +174,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
-    state.calls.push(Call { method, path, status: response.status().as_u16() });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: None });
     response
 }
 

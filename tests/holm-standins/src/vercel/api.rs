@@ -117,6 +117,7 @@ fn bearer(req: &Request) -> Option<String> {
 }
 
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
+    let (req, trace) = crate::trace::observe(req).await;
     let id = format!("iad1::{}-{}", random_id(5), random_id(12));
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
@@ -129,7 +130,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-vercel-id", v);
     }
-    state.calls.push(Call { method, path, status: response.status().as_u16() });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: Some(trace) });
     response
 }
 

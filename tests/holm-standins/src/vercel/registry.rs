@@ -71,7 +71,7 @@ async fn gate(AxState(state): S, req: Request, next: axum::middleware::Next) -> 
     } else {
         refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "authentication required")
     };
-    state.calls.push(Call { method, path, status: response.status().as_u16() });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: None });
     response
 }
 
