@@ -523,14 +523,21 @@ async fn scenario(cloud: Cloud) {
 /// `holm-standins`) runs its create, read, list, timeout, pause and resume
 /// (or stop and start) and delete against the stand-in holm used, with the
 /// key that holds now; holm's calls and the SDK's are then compared.
-/// Modal's calls are gRPC (their messages are typed by the shared proto)
-/// and Runtime Cloud has no SDK: neither is traced here.
+/// Runtime Cloud has no SDK: holm's calls are checked against its
+/// documented contract instead ([`traces::check_documented`]). Modal's
+/// calls are gRPC, their messages typed by the proto holm shares with the
+/// stand-in: not traced here.
 async fn the_vendors_sdk_makes_the_calls_holm_made(c: &CloudServer, old_key: &str, key: &str) {
     let (script, maps): (&str, &[&str]) = match c.cloud {
         Cloud::E2b => ("e2b_sdk.py", &["metadata", "envVars"]),
         Cloud::Daytona => ("daytona_sdk.py", &["labels", "env"]),
         Cloud::Vercel => ("vercel_sdk.mjs", &["env", "tags"]),
-        Cloud::Modal | Cloud::RuntimeCloud => return,
+        Cloud::RuntimeCloud => {
+            let calls = c.standin.controls().calls.all();
+            traces::check_documented(c.cloud.name(), &calls, &["labels", "env"]);
+            return;
+        }
+        Cloud::Modal => return,
     };
     let env = c
         .standin

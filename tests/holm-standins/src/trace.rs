@@ -59,10 +59,19 @@ pub type Shape = BTreeMap<String, &'static str>;
 /// Reads the contract part of `req` and gives the request back whole (its
 /// body read into memory when it was JSON and small, and put back).
 pub async fn observe(req: Request) -> (Request, Trace) {
-    let route = req
+    let path = req.uri().path();
+    let mut route = req
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| req.uri().path().to_owned(), |m| m.as_str().to_owned());
+        .map_or_else(|| path.to_owned(), |m| m.as_str().to_owned());
+    // A custom method (`/sandboxes/{id}:stop`, as Google's API design has
+    // it) matched by the segment's route is part of the route.
+    let verb = path.rsplit('/').next().and_then(|last| last.split_once(':')).map(|(_, v)| v);
+    if let Some(verb) = verb
+        && !route.rsplit('/').next().is_some_and(|last| last.contains(':'))
+    {
+        route = format!("{route}:{verb}");
+    }
     let agent = req
         .headers()
         .get("user-agent")

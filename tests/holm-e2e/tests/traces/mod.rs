@@ -98,11 +98,22 @@ pub fn differences(holm: &Side, sdk: &Side) -> BTreeSet<String> {
     out
 }
 
-/// The vendor's table: each listed difference and its reason.
-fn table(vendor: &str) -> (PathBuf, BTreeMap<String, String>) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/traces")
-        .join(format!("{vendor}.tsv"));
+/// Everything holm's calls carried, one line each: each route, and per
+/// route each header, query parameter and body field (with its types).
+pub fn facts(holm: &Side) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (route, h) in &holm.0 {
+        out.insert(route.clone());
+        out.extend(h.headers.iter().map(|x| format!("{route}: header {x}")));
+        out.extend(h.query.iter().map(|x| format!("{route}: query parameter {x}")));
+        out.extend(h.body.iter().map(|(f, t)| format!("{route}: field {f} ({})", types(t))));
+    }
+    out
+}
+
+/// A table beside this file (`name`): each row and its reason.
+fn table(name: &str) -> (PathBuf, BTreeMap<String, String>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/traces").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let rows = text
         .lines()
@@ -123,7 +134,7 @@ pub fn check(vendor: &str, calls: &[Call], maps: &[&str]) {
     assert!(!holm.0.is_empty(), "{vendor}: no call of holm's was traced: {calls:#?}");
     assert!(!sdk.0.is_empty(), "{vendor}: no call of the SDK's was traced");
     let found = differences(&holm, &sdk);
-    let (path, listed) = table(vendor);
+    let (path, listed) = table(&format!("{vendor}.tsv"));
     // A row `*: what` lists that difference on every route (an SDK's
     // telemetry headers, sent with each of its calls).
     let matches = |row: &str, d: &str| {
@@ -147,5 +158,30 @@ pub fn check(vendor: &str, calls: &[Call], maps: &[&str]) {
          holm's routes: {:#?}",
         path.display(),
         holm.0.keys().collect::<Vec<_>>(),
+    );
+}
+
+/// For a vendor with no SDK (Runtime Cloud): every route, header, query
+/// parameter and body field of holm's calls is in the vendor's documented
+/// contract, as the table `<vendor>.contract.tsv` transcribes it (each
+/// row: the fact, a tab, where the documentation says it). The test fails
+/// on a fact the table lacks, and on a row holm no longer uses.
+pub fn check_documented(vendor: &str, calls: &[Call], maps: &[&str]) {
+    let holm = side(calls, true, maps);
+    assert!(!holm.0.is_empty(), "{vendor}: no call of holm's was traced: {calls:#?}");
+    let found = facts(&holm);
+    let (path, listed) = table(&format!("{vendor}.contract.tsv"));
+    let undocumented: Vec<&String> = found.iter().filter(|f| !listed.contains_key(*f)).collect();
+    let stale: Vec<&String> = listed.keys().filter(|f| !found.contains(*f)).collect();
+    let unsourced: Vec<&String> =
+        listed.iter().filter(|(_, r)| r.is_empty()).map(|(f, _)| f).collect();
+    assert!(
+        undocumented.is_empty() && stale.is_empty() && unsourced.is_empty(),
+        "{vendor}'s contract trace: holm must use only what the vendor documents; add each \
+         fact with where it is documented to {}, or fix holm's adapter\n\
+         not in the table: {undocumented:#?}\n\
+         in the table but no longer used (remove): {stale:#?}\n\
+         without a source: {unsourced:#?}",
+        path.display(),
     );
 }

@@ -167,6 +167,7 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
+    let (req, trace) = crate::trace::observe(req).await;
     let id = format!("req_{}", random_id(19));
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
@@ -174,7 +175,7 @@ async fn gate(AxState(state): S, req: Request, next: Next) -> Response {
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
-    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: None });
+    state.calls.push(Call { method, path, status: response.status().as_u16(), trace: Some(trace) });
     response
 }
 
