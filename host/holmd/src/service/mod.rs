@@ -94,6 +94,10 @@ pub struct Service {
     idempotency: tokio::sync::Mutex<()>,
     /// Boxes whose last command moved but is not yet written.
     dirty: Mutex<BTreeSet<String>>,
+    /// Held for a whole [`Service::flush`]: flushes run one at a time, so a
+    /// read's flush waits for one in flight (whose traces and images it took
+    /// from the queues) before the read lists the store.
+    flushing: tokio::sync::Mutex<()>,
     /// Expired boxes whose removal failed, so the warning is said once.
     expiry_failed: Mutex<BTreeSet<String>>,
     /// What this server takes on (its most live boxes, pooled ones
@@ -169,6 +173,7 @@ impl Service {
             shots: Arc::default(),
             idempotency: tokio::sync::Mutex::new(()),
             dirty: Mutex::new(BTreeSet::new()),
+            flushing: tokio::sync::Mutex::new(()),
             expiry_failed: Mutex::new(BTreeSet::new()),
             builds: Arc::new(tokio::sync::Semaphore::new(parts.limits.max_builds.max(1))),
             limits: parts.limits,

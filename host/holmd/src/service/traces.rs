@@ -28,16 +28,24 @@ impl Service {
         &self.shots
     }
 
-    /// Writes queued traces and moved idle deadlines to the store.
+    /// Writes queued traces and moved idle deadlines to the store. Traces
+    /// and images are written one flush at a time: a flush that finds their
+    /// queues empty waits while another still writes what it took from
+    /// them, or a read right after an action would miss its trace or see
+    /// its image not yet kept (a vendor's deadline, which can be slow, is
+    /// moved after, outside that turn).
     pub async fn flush(&self) {
-        let traces = self.tracer.take();
-        if !traces.is_empty()
-            && let Err(e) = self.store.append_traces(&traces).await
         {
-            tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
-            self.tracer.put_back(traces);
+            let _one = self.flushing.lock().await;
+            let traces = self.tracer.take();
+            if !traces.is_empty()
+                && let Err(e) = self.store.append_traces(&traces).await
+            {
+                tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
+                self.tracer.put_back(traces);
+            }
+            self.write_shots().await;
         }
-        self.write_shots().await;
         let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
         for id in &dirty {
             if let Ok(entry) = self.get(id) {
