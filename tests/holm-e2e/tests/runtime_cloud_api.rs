@@ -114,6 +114,46 @@ async fn the_documented_requests_are_answered_as_documented() {
     .await;
     assert_eq!(ran["timedOut"], true, "a timeout is a result, not an error: {ran}");
 
+    // Background processes: a start answers at once, and a read says when
+    // the process ended, with its exit code; a pty is refused by name.
+    let (status, _, p) = read(
+        api.post(&format!("/v1/sandboxes/{id}/processes"))
+            .json(&json!({"command": "read line < /dev/stdin; exit 3", "cwd": "/"})),
+    )
+    .await;
+    assert_eq!((status, p["state"].clone()), (StatusCode::CREATED, json!("running")), "{p}");
+    let pid = p["id"].as_str().expect("a process id").to_owned();
+    let (status, _, p) = read(api.get(&format!("/v1/sandboxes/{id}/processes/{pid}"))).await;
+    assert_eq!(
+        (status, p["command"].clone()),
+        (StatusCode::OK, json!("read line < /dev/stdin; exit 3"))
+    );
+    let (_, _, started) = read(
+        api.post(&format!("/v1/sandboxes/{id}/processes"))
+            .json(&json!({"argv": ["sh", "-c", "exit 3"]})),
+    )
+    .await;
+    let quick = started["id"].as_str().expect("a process id").to_owned();
+    let ended = loop {
+        let (_, _, p) = read(api.get(&format!("/v1/sandboxes/{id}/processes/{quick}"))).await;
+        if p["state"] != "running" {
+            break p;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!((ended["state"].clone(), ended["exitCode"].clone()), (json!("exited"), json!(3)));
+    let (_, _, listed) = read(api.get(&format!("/v1/sandboxes/{id}/processes"))).await;
+    let ids: Vec<&str> =
+        listed["data"].as_array().unwrap().iter().filter_map(|p| p["id"].as_str()).collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(ids.contains(&pid.as_str()) && ids.contains(&quick.as_str()), "{listed}");
+    let (status, rid, refused) = read(
+        api.post(&format!("/v1/sandboxes/{id}/processes"))
+            .json(&json!({"argv": ["bash"], "pty": {"cols": 80, "rows": 24}})),
+    )
+    .await;
+    is_error(&refused, status, "invalid_request", &rid);
+
     // Waiting for a state without polling.
     let (status, _, got) =
         read(api.get(&format!("/v1/sandboxes/{id}?waitFor=running&timeoutSeconds=60"))).await;

@@ -16,7 +16,9 @@ use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
-use super::{DEFAULT_IMAGE, MAX_LEASE_SECS, PORTS, Remembered, Sandbox, State, images, ops};
+use super::{
+    DEFAULT_IMAGE, MAX_LEASE_SECS, PORTS, Remembered, Sandbox, State, images, ops, processes,
+};
 use crate::common::{Call, Clock, random_id, token};
 use crate::engine::RunSpec;
 
@@ -111,6 +113,8 @@ pub(crate) fn router(state: Arc<State>) -> Router {
     let v1 = Router::new()
         .route("/sandboxes", post(create).get(list))
         .route("/sandboxes/{id}", get(read).post(verb))
+        .route("/sandboxes/{id}/processes", post(processes::start).get(processes::list))
+        .route("/sandboxes/{id}/processes/{processId}", get(processes::read))
         .route("/sandboxes/{id}/files/content", get(ops::read_file).put(ops::write_file))
         .route("/sandboxes/{id}/previews", post(ops::share).get(ops::previews))
         .route("/sandboxes/{id}/previews/{port}", get(ops::preview).post(ops::rotate))

@@ -1,7 +1,8 @@
 //! A stand-in of Runtime Cloud: its HTTPS API 0.2.0 as its documentation
 //! states it (the seeds' "HTTPS API reference", the SDK pages, "Diagnose a
 //! sandbox integration"): sandboxes (create, list, read with `waitFor`,
-//! `:stop`, `:pause`, `:wake`, `:extend`), `:exec`, file content, previews
+//! `:stop`, `:pause`, `:wake`, `:extend`), `:exec`, background processes,
+//! file content, previews
 //! and their private-token proxy, and custom images from a Dockerfile.
 //!
 //! The contract kept: the key as `Authorization: Bearer` (401
@@ -31,12 +32,14 @@
 //! what the documentation leaves open, so a client that lost the token must
 //! rotate it); cursors are opaque. Each sandbox is a container
 //! on the local engine whose first process waits, as the microVM's own
-//! agent does; commands run as the image's user (the stand-in's images
-//! have no `runtime` user); each preview gets a loopback port of its own.
+//! agent does; commands and processes run as uid 1000, as Runtime Cloud's
+//! `runtime` user does (an image without that user or `sudo` cannot become
+//! root); each preview gets a loopback port of its own.
 
 mod api;
 mod images;
 mod ops;
+mod processes;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -50,6 +53,9 @@ pub const PORTS: &[u16] = &[8765, 9223, 6080];
 /// The image of a sandbox that names none (the stand-in's stand-in for
 /// Runtime Cloud's Ubuntu image).
 pub const DEFAULT_IMAGE: &str = "debian:bookworm-slim";
+/// Who commands and processes run as: Runtime Cloud's `runtime` user
+/// (uid 1000), whatever the image's user is ("Who you are").
+pub const USER: &str = "1000";
 /// The longest lease, in seconds.
 pub const MAX_LEASE_SECS: u64 = 3600;
 
@@ -85,6 +91,18 @@ pub(crate) struct Sandbox {
     pub previews: HashMap<u16, Preview>,
 }
 
+/// A sandbox's background process.
+#[derive(Debug, Clone)]
+pub(crate) struct Process {
+    pub id: String,
+    pub sandbox: String,
+    pub command: String,
+    pub state: String,
+    pub exit_code: Option<i64>,
+    pub started: u64,
+    pub ended: Option<u64>,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Image {
     pub id: String,
@@ -110,6 +128,7 @@ pub(crate) struct Remembered {
 pub(crate) struct Inner {
     pub sandboxes: HashMap<String, Sandbox>,
     pub images: HashMap<String, Image>,
+    pub processes: HashMap<String, Process>,
     pub idempotency: HashMap<String, Remembered>,
     /// The order things were made in, for pages.
     pub order: Vec<String>,

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::api::{S, error, invalid, not_found, not_running, object, query, unknown};
-use super::{PORTS, Preview, Sandbox, State};
+use super::{PORTS, Preview, Sandbox, State, USER};
 use crate::common::token;
 use crate::forward::{self, Body};
 
@@ -24,7 +24,7 @@ const NOT_READY_WAIT: Duration = Duration::from_secs(30);
 
 /// The running sandbox's container, waiting up to 30 seconds for one that
 /// is starting.
-async fn running(state: &State, s: &Sandbox) -> Result<String, Response> {
+pub(super) async fn running(state: &State, s: &Sandbox) -> Result<String, Response> {
     let until = tokio::time::Instant::now() + NOT_READY_WAIT;
     let mut s = s.clone();
     while s.state == "starting" && tokio::time::Instant::now() < until {
@@ -37,10 +37,23 @@ async fn running(state: &State, s: &Sandbox) -> Result<String, Response> {
     }
 }
 
-pub(super) async fn exec(state: &State, s: &Sandbox, body: &Map<String, Value>) -> Response {
-    let mut issues =
-        unknown(body, &["command", "argv", "cwd", "env", "stdin", "timeoutMs", "stream"]);
-    let cmd: Option<Vec<String>> = match (body.get("command"), body.get("argv")) {
+/// What a command or a process runs, as the exec body and the processes
+/// body give it: `command` (under `bash -c`) or `argv`, `env`, `cwd`.
+pub(super) struct Command {
+    pub argv: Vec<String>,
+    pub env: Vec<String>,
+    pub cwd: Option<String>,
+    /// How the command was given, as a process answers it.
+    pub shown: String,
+}
+
+/// Reads a command from `body`, adding to `issues` what is wrong with it
+/// (`None` when something is).
+pub(super) fn command(
+    body: &Map<String, Value>,
+    issues: &mut Vec<(String, String)>,
+) -> Option<Command> {
+    let argv: Option<Vec<String>> = match (body.get("command"), body.get("argv")) {
         (Some(Value::String(c)), None) if !c.trim().is_empty() => {
             Some(vec!["bash".into(), "-c".into(), c.clone()])
         }
@@ -74,6 +87,20 @@ pub(super) async fn exec(state: &State, s: &Sandbox, body: &Map<String, Value>) 
             Vec::new()
         }
     };
+    if body.get("stdin").is_some() {
+        issues.push(("stdin".into(), "the stand-in does not feed standard input".into()));
+    }
+    let cwd = body.get("cwd").and_then(Value::as_str).map(str::to_owned);
+    let shown = match body.get("command") {
+        Some(Value::String(c)) => c.clone(),
+        _ => argv.as_ref().map(|a| a.join(" ")).unwrap_or_default(),
+    };
+    argv.filter(|_| issues.is_empty()).map(|argv| Command { argv, env, cwd, shown })
+}
+
+pub(super) async fn exec(state: &State, s: &Sandbox, body: &Map<String, Value>) -> Response {
+    let mut issues =
+        unknown(body, &["command", "argv", "cwd", "env", "stdin", "timeoutMs", "stream"]);
     let timeout_ms = match body.get("timeoutMs") {
         None => 60_000,
         Some(v) => match v.as_u64().filter(|n| (1..=MAX_TIMEOUT_MS).contains(n)) {
@@ -87,16 +114,14 @@ pub(super) async fn exec(state: &State, s: &Sandbox, body: &Map<String, Value>) 
     if body.get("stream").and_then(Value::as_bool) == Some(true) {
         issues.push(("stream".into(), "the stand-in answers commands whole, not as NDJSON".into()));
     }
-    if body.get("stdin").is_some() {
-        issues.push(("stdin".into(), "the stand-in does not feed standard input".into()));
-    }
-    let cwd = body.get("cwd").and_then(Value::as_str).map(str::to_owned);
-    let Some(cmd) = cmd.filter(|_| issues.is_empty()) else { return invalid(issues) };
+    let Some(Command { argv: cmd, env, cwd, .. }) = command(body, &mut issues) else {
+        return invalid(issues);
+    };
     let container = match running(state, s).await {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let run = state.engine.exec(&container, cmd, env, None, cwd.as_deref());
+    let run = state.engine.exec(&container, cmd, env, Some(USER), cwd.as_deref());
     match tokio::time::timeout(Duration::from_millis(timeout_ms), run).await {
         Ok(Ok((code, stdout, stderr))) => axum::Json(json!({
             "exitCode": code,
