@@ -387,6 +387,16 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
         Ok(None)
     }
 
+    /// Why a machine's guest is no longer running, where the runtime
+    /// started it apart from the machine and can tell it ended (its exit
+    /// and its log's end); `None` while it runs, or where the runtime
+    /// cannot tell (the default). A start asks it while it waits for the
+    /// desktop, so a guest that ended fails the box at once, saying why.
+    async fn guest_ended(&self, id: &str) -> Option<String> {
+        let _ = id;
+        None
+    }
+
     /// Moves the deadline at which the runtime ends the machine, where it
     /// ends machines itself (a cloud vendor); on a host runtime the server
     /// ends boxes, and this does nothing.

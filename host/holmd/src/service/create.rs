@@ -26,6 +26,20 @@ use crate::store::{BoxRecord, rfc3339};
 /// under runc, and slower still beside other boxes starting.
 const READY_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How often a start asks the runtime whether the box's guest ended.
+const GUEST_WATCH: Duration = Duration::from_secs(1);
+
+/// Answers why, once the runtime says the guest of `machine` ended; never,
+/// where the runtime cannot tell ([`Runtime::guest_ended`]).
+async fn guest_ended(runtime: &dyn Runtime, machine: &str) -> String {
+    loop {
+        if let Some(why) = runtime.guest_ended(machine).await {
+            return format!("the box's guest ended before its desktop was ready: {why}");
+        }
+        tokio::time::sleep(GUEST_WATCH).await;
+    }
+}
+
 /// What happens when a desktop does not answer in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum OnTimeout {
@@ -388,7 +402,13 @@ impl Service {
             }
         };
         let ready = r.spec.ready.unwrap_or_default();
-        match launch::wait_ready_with(&guest, READY_TIMEOUT, ready, &mut seen).await {
+        let waited = tokio::select! {
+            r = launch::wait_ready_with(&guest, READY_TIMEOUT, ready, &mut seen) => {
+                r.map_err(|e| e.to_string())
+            }
+            why = guest_ended(runtime.as_ref(), &machine) => Err(why),
+        };
+        match waited {
             Ok(health) => {
                 if let Err(why) = holm_proto::guest::proto_supported(health.proto) {
                     let _ = runtime.remove(&machine).await;
@@ -417,10 +437,10 @@ impl Service {
                     if entry.record().state == BoxState::Starting {
                         let _ = runtime.remove(&machine).await;
                     }
-                    self.fail(entry, e.to_string()).await;
+                    self.fail(entry, e).await;
                 }
                 OnTimeout::Unreachable => {
-                    if entry.transition(Move::LOST, |r| r.reason = Some(e.to_string())) {
+                    if entry.transition(Move::LOST, |r| r.reason = Some(e)) {
                         self.save(entry).await;
                     }
                 }

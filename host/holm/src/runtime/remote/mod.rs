@@ -44,7 +44,7 @@ use holm_proto::host::{Can, Environment};
 pub use self::error::{Detail, Retry, VendorError};
 pub use self::limits::{ResourceRules, Resources};
 pub use self::recipe::{
-    GUEST_PATH, Instruction, Recipe, VENDOR_BASE, env_pairs, instructions, start_script,
+    GUEST_LOG, GUEST_PATH, Instruction, Recipe, VENDOR_BASE, env_pairs, instructions, start_script,
 };
 pub use self::rest::{
     Auth, Backoff, ErrorBody, Key, Rest, parse_retry_after, plain_message, request_id,
@@ -284,6 +284,13 @@ pub trait Vendor: Send + Sync + std::fmt::Debug + 'static {
     async fn boot(&self, sandbox: &Sandbox, new: &NewSandbox) -> VResult<()> {
         let _ = (sandbox, new);
         Ok(())
+    }
+    /// Why the guest [`Vendor::boot`] started is no longer running (its
+    /// exit and its log's end), where the vendor can tell it ended; `None`
+    /// while it runs, or when the vendor cannot tell (the default).
+    async fn guest_ended(&self, id: &str) -> VResult<Option<String>> {
+        let _ = id;
+        Ok(None)
     }
     /// The sandbox of a box by the name it was made with, for a vendor
     /// whose sandbox names are unique and readable at once (Daytona and

@@ -20,6 +20,8 @@ use crate::image::{self, GUEST_BINARY, ImageError, ImageRequest};
 pub const VENDOR_BASE: &str = image::BASE_IMAGE;
 /// Where the bundled Dockerfile puts the guest.
 pub const GUEST_PATH: &str = "/usr/local/bin/holm-guest";
+/// Where a guest a vendor's agent started writes its output.
+pub const GUEST_LOG: &str = "/tmp/holm-guest.log";
 /// Bump when what a recipe means changes without its inputs changing.
 const RECIPE_VERSION: &str = "holm-vendor-image/1";
 
@@ -113,8 +115,8 @@ pub fn start_script(prepare: &str) -> String {
     };
     format!(
         "{prepare}g={GUEST_PATH}; [ -x \"$g\" ] || {{ echo \"no guest at $g\"; exit 127; }}; \
-         setsid \"$g\" </dev/null >/tmp/holm-guest.log 2>&1 & \
-         sleep 0.2; kill -0 $! 2>/dev/null || {{ echo 'the guest stopped at once:'; tail -n 20 /tmp/holm-guest.log; exit 1; }}"
+         setsid \"$g\" </dev/null >{GUEST_LOG} 2>&1 & \
+         sleep 0.2; kill -0 $! 2>/dev/null || {{ echo 'the guest stopped at once:'; tail -n 20 {GUEST_LOG}; exit 1; }}"
     )
 }
 

@@ -368,6 +368,16 @@ impl<V: Vendor> Runtime for Remote<V> {
         }
     }
 
+    async fn guest_ended(&self, id: &str) -> Option<String> {
+        match self.vendor.guest_ended(id).await {
+            Ok(why) => why,
+            Err(e) => {
+                tracing::debug!(runtime = %self.name, sandbox = %id, error = %e, "cannot tell whether the guest runs");
+                None
+            }
+        }
+    }
+
     async fn set_deadline(&self, id: &str, deadline: SystemTime) -> Result<()> {
         let secs = self.secs_until(deadline);
         self.vendor.set_deadline(id, secs).await.map_err(|e| self.err(e))?;

@@ -16,9 +16,13 @@
 //!   cursor pages, and built once. The image's entrypoint is not the
 //!   sandbox's first process (the microVM's own agent is), so the guest is
 //!   delivered and started at boot: gzipped through
-//!   `PUT /v1/sandboxes/{id}/files/content`, started with `:exec` (as
-//!   `argv`, no shell assumed in the image), as root through `sudo` where
-//!   the sandbox's user (`runtime`) is not.
+//!   `PUT /v1/sandboxes/{id}/files/content`, put in place with `:exec`, and
+//!   started as a background process (`POST /v1/sandboxes/{id}/processes`,
+//!   the documented way to run a server that outlives the call), as root
+//!   through `sudo` where the sandbox's user (`runtime`) is not, its output
+//!   in `/tmp/holm-guest.log`. While a box starts, its guest's process is
+//!   read (`GET …/processes/{processId}`): one that ended fails the start at
+//!   once, with its exit code and its log's end.
 //! - **The deadline is the lease** (`timeoutSeconds`, `onLeaseEnd: "stop"`).
 //!   A lease is at most an hour ahead, so a box that lives longer has its
 //!   lease renewed with `:extend` by this process ([`leases`]) up to its
@@ -43,8 +47,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::remote::{
-    Addresses, Auth, Key, NewSandbox, RUNTIME_CLOUD, Recipe, Rest, Retry, Sandbox, VResult, Vendor,
-    VendorError, VendorFacts, plain_message, start_script,
+    Addresses, Auth, GUEST_LOG, GUEST_PATH, Key, NewSandbox, RUNTIME_CLOUD, Recipe, Rest, Retry,
+    Sandbox, VResult, Vendor, VendorError, VendorFacts, plain_message,
 };
 use super::{Endpoint, LABEL_RUNTIME, MachineState};
 use crate::image::Progress;
@@ -85,6 +89,8 @@ pub struct RuntimeCloud {
     previews: Mutex<HashMap<(String, u16), Preview>>,
     /// The deadlines leases are renewed toward.
     leases: Arc<Leases>,
+    /// Each sandbox's guest process, as this process started it.
+    guests: Mutex<HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for RuntimeCloud {
@@ -147,6 +153,39 @@ struct Detail {
     stop_reason: Option<String>,
 }
 
+/// A background process, as holm reads it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Process {
+    id: String,
+    state: String,
+    exit_code: Option<i64>,
+}
+
+/// A command's answer (`:exec`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Executed {
+    exit_code: Option<i64>,
+    #[serde(default)]
+    stdout: String,
+    #[serde(default)]
+    stderr: String,
+    #[serde(default)]
+    timed_out: bool,
+}
+
+/// The last lines of a log, on one line.
+fn log_tail(log: &[u8]) -> String {
+    let text = String::from_utf8_lossy(log);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(LOG_LINES)..].join(" | ");
+    if tail.is_empty() { "its log is empty".to_owned() } else { tail }
+}
+
+/// How many of the guest's last log lines an error about it carries.
+const LOG_LINES: usize = 20;
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Page<T> {
@@ -174,6 +213,21 @@ fn epoch_of(rfc3339: &str) -> Option<u64> {
         .map(|d| d.as_secs())
 }
 
+/// The layer a Runtime Cloud image adds to the bundled Dockerfile: the
+/// sandbox's user, `runtime` (uid 1000, home `/workspace`), and `sudo`
+/// without a password, as Runtime Cloud's own image has them ("Who you
+/// are": commands run as `runtime`, and `sudo` keeps the proxy's
+/// environment). holm's image has neither, and the guest must start as
+/// root ([`as_root`]).
+const RUNTIME_USER: &str = "\
+# Runtime Cloud runs commands as `runtime` (uid 1000) with passwordless sudo.
+RUN set -eux; apt-get update; \\
+    apt-get install -y --no-install-recommends sudo; \\
+    apt-get clean; rm -rf /var/lib/apt/lists/*; \\
+    getent passwd 1000 >/dev/null || useradd -u 1000 -m -d /workspace -s /bin/sh runtime; \\
+    echo '#1000 ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/runtime; chmod 0440 /etc/sudoers.d/runtime
+";
+
 /// A new idempotency key, sent with each try of one change.
 fn idempotency_key() -> String {
     format!("holm-{}", crate::ids::new_secret())
@@ -197,6 +251,32 @@ fn change(rest: &Rest, method: Method, path: &str, key: &str) -> RequestBuilder 
 }
 
 impl RuntimeCloud {
+    /// Runs `script` as root with `:exec`, and fails with its output
+    /// unless it ends with 0 within a minute.
+    async fn run_as_root(&self, id: &str, what: &str, script: &str) -> VResult<()> {
+        let key = idempotency_key();
+        let body = json!({ "argv": as_root(script), "timeoutMs": 60_000 });
+        let done: Executed = self
+            .rest
+            .json(what, Retry::Idempotent, |r| {
+                change(r, Method::POST, &format!("/v1/sandboxes/{id}:exec"), &key).json(&body)
+            })
+            .await?;
+        match (done.exit_code.unwrap_or(-1), done.timed_out) {
+            (0, false) => Ok(()),
+            (code, timed_out) => Err(VendorError::answer(
+                "runtime-cloud",
+                what,
+                format!(
+                    "exit code {code}{}: {} {}",
+                    if timed_out { " (timed out)" } else { "" },
+                    done.stdout.trim(),
+                    done.stderr.trim()
+                ),
+            )),
+        }
+    }
+
     /// An account with `key`.
     pub fn new(key: &str, options: Options) -> Result<Self, String> {
         let api = options.api_url.clone().unwrap_or_else(|| DEFAULT_API_URL.to_owned());
@@ -204,7 +284,13 @@ impl RuntimeCloud {
         let addresses = options.addresses;
         let rest =
             Rest::new("runtime-cloud", &api, Key::new(key), Auth::Bearer, error_body, addresses);
-        Ok(Self { rest, options, previews: Mutex::default(), leases: Arc::default() })
+        Ok(Self {
+            rest,
+            options,
+            previews: Mutex::default(),
+            leases: Arc::default(),
+            guests: Mutex::default(),
+        })
     }
 
     /// An account from `RUNTIME_API_KEY` and `RUNTIME_API_URL`.
@@ -385,7 +471,7 @@ impl Vendor for RuntimeCloud {
         recipe: &Recipe,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> VResult<String> {
-        let dockerfile = recipe.dockerfile_without_guest();
+        let dockerfile = format!("{}{RUNTIME_USER}", recipe.dockerfile_without_guest());
         let name = recipe.name_for(&[dockerfile.as_bytes()]);
         // The key is the image's name, so a retried call builds once; a
         // build again after a failed one needs a key of its own, or Runtime
@@ -485,47 +571,57 @@ impl Vendor for RuntimeCloud {
             .await?;
         let prepare = format!(
             "gunzip -c {GUEST_UPLOAD} > {g}.new && chmod 0755 {g}.new && mv {g}.new {g} && rm -f {GUEST_UPLOAD}",
-            g = super::remote::GUEST_PATH
+            g = GUEST_PATH
         );
+        self.run_as_root(id, "put the guest in place", &prepare).await?;
         let env: BTreeMap<&str, &str> =
             new.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Executed {
-            exit_code: Option<i64>,
-            #[serde(default)]
-            stdout: String,
-            #[serde(default)]
-            stderr: String,
-            #[serde(default)]
-            timed_out: bool,
-        }
-        let what = "start the guest";
         let key = idempotency_key();
         let body = json!({
-            "argv": as_root(&start_script(&prepare)),
+            "argv": as_root(&format!("exec {GUEST_PATH} </dev/null >{GUEST_LOG} 2>&1")),
             "env": env,
-            "timeoutMs": 60_000,
+            "cwd": "/",
         });
-        let done: Executed = self
+        let started: Process = self
             .rest
-            .json(what, Retry::Idempotent, |r| {
-                change(r, Method::POST, &format!("/v1/sandboxes/{id}:exec"), &key).json(&body)
+            .json("start the guest", Retry::Idempotent, |r| {
+                change(r, Method::POST, &format!("/v1/sandboxes/{id}/processes"), &key).json(&body)
             })
             .await?;
-        match (done.exit_code.unwrap_or(-1), done.timed_out) {
-            (0, false) => Ok(()),
-            (code, timed_out) => Err(VendorError::answer(
-                "runtime-cloud",
-                what,
-                format!(
-                    "exit code {code}{}: {} {}",
-                    if timed_out { " (timed out)" } else { "" },
-                    done.stdout.trim(),
-                    done.stderr.trim()
-                ),
-            )),
+        self.guests.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), started.id);
+        Ok(())
+    }
+
+    async fn guest_ended(&self, id: &str) -> VResult<Option<String>> {
+        let Some(pid) = self.guests.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        else {
+            return Ok(None);
+        };
+        let p: Process = self
+            .rest
+            .json("read the guest's process", Retry::Idempotent, |r| {
+                r.request(Method::GET, &format!("/v1/sandboxes/{id}/processes/{pid}"))
+            })
+            .await?;
+        if p.state == "running" {
+            return Ok(None);
         }
+        // The log's end says why; a sandbox that cannot answer it still
+        // has the exit code said.
+        let log = match self
+            .rest
+            .send("read the guest's log", Retry::Idempotent, |r| {
+                r.request(Method::GET, &format!("/v1/sandboxes/{id}/files/content"))
+                    .query(&[("path", GUEST_LOG)])
+            })
+            .await
+        {
+            Ok(r) => r.bytes().await.map(|b| log_tail(&b)).unwrap_or_default(),
+            Err(e) => format!("(its log could not be read: {e})"),
+        };
+        let code =
+            p.exit_code.map_or_else(|| "no exit code".to_owned(), |c| format!("exit code {c}"));
+        Ok(Some(format!("the guest ended ({code}): {log}")))
     }
 
     async fn get(&self, id: &str) -> VResult<Sandbox> {
