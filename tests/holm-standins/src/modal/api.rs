@@ -82,7 +82,8 @@ impl Api {
             self.0.faults.take("POST", &path).map(|f| fault_status(f.status))
         };
         let status = refused.as_ref().map_or(200, |s| http_of(s.code()));
-        self.0.calls.push(Call { method: "POST".into(), path, status, trace: None });
+        let trace = r.extensions().get::<crate::trace::Trace>().cloned();
+        self.0.calls.push(Call { method: "POST".into(), path, status, trace });
         refused.map_or(Ok(()), Err)
     }
 

@@ -32,6 +32,7 @@
 mod api;
 mod blobs;
 mod router;
+mod traced;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -161,6 +162,7 @@ impl ModalStandin {
         });
         let _ = state.blob_url.set(blobs::serve(Arc::clone(&state)).await);
         let server = tonic::transport::Server::builder()
+            .layer(traced::TraceLayer)
             .add_service(
                 holm_modal_proto::api::modal_client_server::ModalClientServer::new(api::Api(
                     Arc::clone(&state),
