@@ -6,7 +6,7 @@ any failure raises and exits non-zero.
 
 It makes the calls holm's Modal runtime makes, with the options holm sets,
 so that the contract trace (holm-e2e's vendors.rs) compares their fields:
-an image from Dockerfile lines whose COPY'd file (over 4 MiB, as holm's
+a hello, an image from Dockerfile lines whose COPY'd file (over 4 MiB, as holm's
 guest is) goes in the build's context mount through blob storage; a
 sandbox with an environment (an ephemeral Secret), tags, an idle timeout,
 a timeout, whole CPUs and memory, and an encrypted port; its tunnels, a
@@ -18,6 +18,9 @@ import tempfile
 
 import modal
 from modal.exception import AuthError
+
+modal.Client.from_env().hello()
+print("hello", "the token is taken")
 
 app = modal.App.lookup("holm-sdk-check", create_if_missing=True)
 print("app", app.app_id)
