@@ -25,6 +25,9 @@
 //! their HTTP status (503 is `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`,
 //! 500 `INTERNAL`); a fault's path is `/modal.client.ModalClient/<Rpc>`.
 //!
+//! Every gRPC call is recorded with its contract trace ([`traced`]: its
+//! metadata's names and its message's set fields, never a value).
+//!
 //! Each sandbox is a container on the local Docker engine running its
 //! entrypoint (holm's: the guest), each open port reached through a
 //! loopback tunnel of its own (a Modal tunnel is a public host and port).
