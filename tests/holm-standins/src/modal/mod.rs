@@ -25,7 +25,7 @@
 //! their HTTP status (503 is `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`,
 //! 500 `INTERNAL`); a fault's path is `/modal.client.ModalClient/<Rpc>`.
 //!
-//! Every gRPC call is recorded with its contract trace ([`traced`]: its
+//! Every gRPC call is recorded with its contract trace (`traced`: its
 //! metadata's names and its message's set fields, never a value).
 //!
 //! Each sandbox is a container on the local Docker engine running its
