@@ -14,6 +14,7 @@ command through the command router, its state, its tags, the list by tag,
 and terminate."""
 
 import os
+import shutil
 import tempfile
 
 import modal
@@ -36,6 +37,7 @@ with open(os.path.join(context, "Dockerfile"), "w") as f:
     )
 image = modal.Image.from_dockerfile(os.path.join(context, "Dockerfile"), context_dir=context)
 image.build(app)
+shutil.rmtree(context)
 print("image", image.object_id)
 
 tags = {"holm.runtime": "sdk-check", "holm.box": "b-sdk-check"}
