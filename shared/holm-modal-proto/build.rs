@@ -10,6 +10,7 @@ fn main() {
             .build_server(true)
             .build_transport(false)
             .out_dir(&out)
+            .file_descriptor_set_path(out.join("modal.fds"))
             .compile_protos(
                 &["proto/modal_proto/api.proto", "proto/modal_proto/task_command_router.proto"],
                 &["proto"],

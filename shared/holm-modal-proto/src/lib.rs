@@ -29,3 +29,10 @@ pub use modal::task_command_router as router;
 
 /// The `modal` Python package whose `modal_proto` the subset is taken from.
 pub const MODAL_VERSION: &str = "1.6.4";
+
+/// The subset's file descriptors (a `FileDescriptorSet`, with the files it
+/// imports), written beside the generated code by the same regeneration:
+/// what names a message's fields for a reader that has only its bytes (the
+/// stand-in's contract trace). With the `descriptor` feature.
+#[cfg(feature = "descriptor")]
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("generated/modal.fds");

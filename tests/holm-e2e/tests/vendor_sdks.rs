@@ -100,9 +100,11 @@ async fn daytonas_typescript_sdk_accepts_the_daytona_stand_in() {
     daytonas_sdk_accepts_the_daytona_stand_in("daytona_sdk.mjs").await;
 }
 
-/// Modal's Python client against the Modal stand-in: an app, an image from
-/// a registry tag, a sandbox, a command through the command router (its
-/// streams and exit code), the list, terminate, and a wrong token.
+/// Modal's Python client against the Modal stand-in: a hello, an app, an image from
+/// a Dockerfile whose context file goes through blob storage, a sandbox
+/// with an environment, tags, timeouts and an encrypted port, its tunnels,
+/// a command through the command router (its streams and exit code), its
+/// tags, the list by tag, terminate, and a wrong token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn modals_python_client_accepts_the_modal_stand_in() {
     if !e2e_enabled().await {
@@ -118,7 +120,10 @@ async fn modals_python_client_accepts_the_modal_stand_in() {
     ];
     let run = sdk::run("modal_sdk.py", env).await;
     assert!(run.ok, "Modal's client failed against the stand-in:\n{}\n{}", run.stdout, run.stderr);
-    assert_eq!(lines(&run), ["app", "create", "exec", "list", "terminate", "auth"]);
+    assert_eq!(
+        lines(&run),
+        ["hello", "app", "image", "create", "tunnels", "exec", "tags", "list", "terminate", "auth"]
+    );
     assert!(standin.sandbox_ids().is_empty(), "the client's sandbox is gone");
     // The command went through the router, with the client's JWT.
     let router = "/modal.task_command_router.TaskCommandRouter/";

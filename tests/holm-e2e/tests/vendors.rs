@@ -525,9 +525,13 @@ async fn scenario(cloud: Cloud) {
 /// key that holds now; holm's calls and the SDK's are then compared.
 /// Runtime Cloud has no SDK: holm's calls are checked against its
 /// documented contract instead ([`traces::check_documented`]). Modal's
-/// calls are gRPC, their messages typed by the proto holm shares with the
-/// stand-in: not traced here.
+/// calls are gRPC: its stand-in traces each request message's set fields
+/// by their proto names (a map's keys already read as `name.*`, so no
+/// `maps`); its client runs with its own setting `sandbox_v2` off
+/// (`MODAL_SANDBOX_V2=0`), since holm's sandboxes are Modal's V1
+/// (`SandboxCreate`), and builds on the base image the engine has.
 async fn the_vendors_sdk_makes_the_calls_holm_made(c: &CloudServer, old_key: &str, key: &str) {
+    let mut extra: Vec<(String, String)> = Vec::new();
     let (script, maps): (&str, &[&str]) = match c.cloud {
         Cloud::E2b => ("e2b_sdk.py", &["metadata", "envVars"]),
         Cloud::Daytona => ("daytona_sdk.py", &["labels", "env"]),
@@ -537,13 +541,18 @@ async fn the_vendors_sdk_makes_the_calls_holm_made(c: &CloudServer, old_key: &st
             traces::check_documented(c.cloud.name(), &calls, &["labels", "env"]);
             return;
         }
-        Cloud::Modal => return,
+        Cloud::Modal => {
+            extra.push(("MODAL_SANDBOX_V2".into(), "0".into()));
+            extra.push(("HOLM_BASE_IMAGE".into(), holm::image::BASE_IMAGE.into()));
+            ("modal_sdk.py", &[])
+        }
     };
     let env = c
         .standin
         .env()
         .into_iter()
         .map(|(k, v)| if v == old_key { (k, key.to_owned()) } else { (k, v) })
+        .chain(extra)
         .collect();
     let run = holm_standins::sdk::run(script, env).await;
     assert!(

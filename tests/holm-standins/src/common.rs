@@ -132,7 +132,8 @@ pub struct Call {
     /// The status answered.
     pub status: u16,
     /// What it carried that the contract fixes, where the stand-in's gate
-    /// records it (E2B's, Daytona's and Vercel's APIs).
+    /// records it (E2B's, Daytona's, Runtime Cloud's and Vercel's APIs, and
+    /// Modal's gRPC services).
     pub trace: Option<crate::trace::Trace>,
 }
 

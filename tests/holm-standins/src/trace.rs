@@ -7,7 +7,8 @@
 //! A contract trace runs one operation through holm's adapter and through
 //! the vendor's SDK against the same stand-in and compares the two
 //! ([`Shape`]s per route); the test and the per-vendor tables of the
-//! differences that remain are in `holm-e2e` (`tests/contract_traces/`).
+//! differences that remain are in `holm-e2e` (`tests/traces/`). Modal's
+//! gRPC calls are traced into the same [`Trace`] by `modal::traced`.
 
 use std::collections::BTreeMap;
 

@@ -605,6 +605,20 @@ pub struct ImageRegistryConfig {
 }
 #[allow(clippy::all)]
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountBatchedCheckExistenceRequest {
+    #[prost(string, repeated, tag = "1")]
+    pub sha256_hex_hashes: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct MountBatchedCheckExistenceResponse {
+    #[prost(string, repeated, tag = "1")]
+    pub missing_sha256_hex_hashes: ::prost::alloc::vec::Vec<
+        ::prost::alloc::string::String,
+    >,
+}
+#[allow(clippy::all)]
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct MountFile {
     #[prost(string, tag = "1")]
     pub filename: ::prost::alloc::string::String,
@@ -2460,6 +2474,35 @@ pub mod modal_client_client {
                 );
             self.inner.server_streaming(req, path, codec).await
         }
+        pub async fn mount_batched_check_existence(
+            &mut self,
+            request: impl tonic::IntoRequest<super::MountBatchedCheckExistenceRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountBatchedCheckExistenceResponse>,
+            tonic::Status,
+        > {
+            self.inner
+                .ready()
+                .await
+                .map_err(|e| {
+                    tonic::Status::unknown(
+                        format!("Service was not ready: {}", e.into()),
+                    )
+                })?;
+            let codec = tonic_prost::ProstCodec::default();
+            let path = http::uri::PathAndQuery::from_static(
+                "/modal.client.ModalClient/MountBatchedCheckExistence",
+            );
+            let mut req = request.into_request();
+            req.extensions_mut()
+                .insert(
+                    GrpcMethod::new(
+                        "modal.client.ModalClient",
+                        "MountBatchedCheckExistence",
+                    ),
+                );
+            self.inner.unary(req, path, codec).await
+        }
         pub async fn mount_get_or_create(
             &mut self,
             request: impl tonic::IntoRequest<super::MountGetOrCreateRequest>,
@@ -3009,6 +3052,13 @@ pub mod modal_client_server {
             tonic::Response<Self::ImageJoinStreamingStream>,
             tonic::Status,
         >;
+        async fn mount_batched_check_existence(
+            &self,
+            request: tonic::Request<super::MountBatchedCheckExistenceRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::MountBatchedCheckExistenceResponse>,
+            tonic::Status,
+        >;
         async fn mount_get_or_create(
             &self,
             request: tonic::Request<super::MountGetOrCreateRequest>,
@@ -3533,6 +3583,58 @@ pub mod modal_client_server {
                                 max_encoding_message_size,
                             );
                         let res = grpc.server_streaming(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/modal.client.ModalClient/MountBatchedCheckExistence" => {
+                    #[allow(non_camel_case_types)]
+                    struct MountBatchedCheckExistenceSvc<T: ModalClient>(pub Arc<T>);
+                    impl<
+                        T: ModalClient,
+                    > tonic::server::UnaryService<
+                        super::MountBatchedCheckExistenceRequest,
+                    > for MountBatchedCheckExistenceSvc<T> {
+                        type Response = super::MountBatchedCheckExistenceResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<
+                                super::MountBatchedCheckExistenceRequest,
+                            >,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as ModalClient>::mount_batched_check_existence(
+                                        &inner,
+                                        request,
+                                    )
+                                    .await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = MountBatchedCheckExistenceSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
                         Ok(res)
                     };
                     Box::pin(fut)

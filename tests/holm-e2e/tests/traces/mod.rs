@@ -38,7 +38,7 @@ pub fn side(calls: &[Call], holm: bool, maps: &[&str]) -> Side {
     let mut out = Side::default();
     for call in calls {
         let Some(t) = &call.trace else { continue };
-        if !(200..300).contains(&call.status) || (t.agent == holm_client::USER_AGENT) != holm {
+        if !(200..300).contains(&call.status) || is_holms(&t.agent) != holm {
             continue;
         }
         let entry = out.0.entry(format!("{} {}", call.method, t.route)).or_default();
@@ -53,6 +53,12 @@ pub fn side(calls: &[Call], holm: bool, maps: &[&str]) -> Side {
         }
     }
     out
+}
+
+/// Whether `agent` is holm's: [`holm_client::USER_AGENT`], alone or
+/// followed by its gRPC library's name (tonic puts its own after it).
+fn is_holms(agent: &str) -> bool {
+    agent.split(' ').next() == Some(holm_client::USER_AGENT)
 }
 
 fn types(t: &BTreeSet<&str>) -> String {

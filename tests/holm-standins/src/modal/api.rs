@@ -82,7 +82,8 @@ impl Api {
             self.0.faults.take("POST", &path).map(|f| fault_status(f.status))
         };
         let status = refused.as_ref().map_or(200, |s| http_of(s.code()));
-        self.0.calls.push(Call { method: "POST".into(), path, status, trace: None });
+        let trace = r.extensions().get::<crate::trace::Trace>().cloned();
+        self.0.calls.push(Call { method: "POST".into(), path, status, trace });
         refused.map_or(Ok(()), Err)
     }
 
@@ -391,6 +392,15 @@ impl ModalClient for Api {
         Ok(Response::new(api::MountPutFileResponse { exists }))
     }
 
+    async fn mount_batched_check_existence(
+        &self,
+        r: Request<api::MountBatchedCheckExistenceRequest>,
+    ) -> R<api::MountBatchedCheckExistenceResponse> {
+        self.admit("MountBatchedCheckExistence", &r)?;
+        let missing_sha256_hex_hashes = super::blobs::missing(&self.0, r.into_inner());
+        Ok(Response::new(api::MountBatchedCheckExistenceResponse { missing_sha256_hex_hashes }))
+    }
+
     async fn mount_get_or_create(
         &self,
         r: Request<api::MountGetOrCreateRequest>,
@@ -411,6 +421,7 @@ impl ModalClient for Api {
             return Err(Status::invalid_argument("builder_version is required"));
         }
         let files = super::blobs::context(&self.0, &mut image)?;
+        super::blobs::from_bases(&self.0, &mut image)?;
         if image.dockerfile_commands.first().is_none_or(|c| !c.starts_with("FROM ")) {
             return Err(Status::invalid_argument("The first Dockerfile command must be FROM"));
         }
@@ -510,9 +521,17 @@ impl ModalClient for Api {
     ) -> R<api::SandboxCreateV2Response> {
         self.admit("SandboxCreateV2", &r)?;
         let m = r.into_inner();
+        let mut definition = m.definition;
+        if let Some(d) = definition.as_mut() {
+            d.secret_ids.extend(super::blobs::sources(
+                &self.0,
+                m.ephemeral_secrets,
+                m.secret_sources,
+            ));
+        }
         let id = self.create(api::SandboxCreateRequest {
             app_id: m.app_id,
-            definition: m.definition,
+            definition,
             environment_name: String::new(),
             tags: m.tags,
         })?;

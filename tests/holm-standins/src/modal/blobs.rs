@@ -10,8 +10,11 @@
 //! `ImageGetOrCreate.context_files`: no Modal client sends them, and
 //! Modal's server need not take them. A Secret keeps its `env_dict`, and
 //! a V1 sandbox gets its environment only from the Secrets its definition
-//! names (`secret_ids`), as Modal's clients send it; the definition's
-//! `environment_variables`, which no Modal client sets, is not read.
+//! names (`secret_ids`), as Modal's clients send it, and a V2 sandbox
+//! from those and the ones it sends inline (`secret_sources`); the definition's
+//! `environment_variables`, which no Modal client sets, is not read. An
+//! image built on another (`base_images`, `FROM base`) is built from that
+//! image's own tag.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -72,8 +75,15 @@ pub(crate) async fn serve(state: Arc<State>) -> String {
                     "the body's SHA-256 is not the one BlobCreate was given",
                 );
             }
+            // S3's answer to a single-part PUT: its ETag is the quoted MD5
+            // of the bytes, which Modal's client checks (`_upload_to_s3_url`).
+            let etag = format!("\"{}\"", hex::encode(<md5::Md5 as md5::Digest>::digest(&body)));
             blob.data = Some(body);
-            forward::respond(StatusCode::OK, "text/plain", "")
+            let mut ok = forward::respond(StatusCode::OK, "text/plain", "");
+            if let Ok(v) = etag.parse() {
+                ok.headers_mut().insert(hyper::header::ETAG, v);
+            }
+            ok
         }
     })
     .await;
@@ -96,6 +106,13 @@ pub(crate) fn create(state: &State, m: &api::BlobCreateRequest) -> api::BlobCrea
         )),
         ..Default::default()
     }
+}
+
+/// `MountBatchedCheckExistence`: the hashes of no file kept, which Modal's
+/// client then puts (`MountPutFile`).
+pub(crate) fn missing(state: &State, m: api::MountBatchedCheckExistenceRequest) -> Vec<String> {
+    let inner = state.lock();
+    m.sha256_hex_hashes.into_iter().filter(|h| !inner.files.contains_key(h)).collect()
 }
 
 /// `MountPutFile`: keeps a file by its SHA-256; whether it is kept.
@@ -139,6 +156,38 @@ pub(crate) fn mount(state: &State, m: api::MountGetOrCreateRequest) -> Result<St
     Ok(id)
 }
 
+/// Puts each base image's own tag in the `FROM` lines that name it by its
+/// `docker_tag` (Modal's client builds on an image as `FROM base`, with
+/// `base_images` saying which image `base` is); a base must be built.
+pub(crate) fn from_bases(state: &State, image: &mut api::Image) -> Result<(), Status> {
+    let mut tags = BTreeMap::new();
+    {
+        let inner = state.lock();
+        for b in &image.base_images {
+            let base = inner.images.values().find(|i| i.id == b.image_id);
+            let tag = match base {
+                Some(i) if matches!(i.build, super::Build::Ready) => i.tag.clone(),
+                Some(_) => {
+                    return Err(Status::failed_precondition(format!(
+                        "Image {} is not built",
+                        b.image_id
+                    )));
+                }
+                None => return Err(Status::not_found(format!("Image {} not found", b.image_id))),
+            };
+            tags.insert(b.docker_tag.clone(), tag);
+        }
+    }
+    for c in &mut image.dockerfile_commands {
+        let Some(rest) = c.strip_prefix("FROM ") else { continue };
+        let (name, after) = rest.split_once(' ').unwrap_or((rest, ""));
+        if let Some(tag) = tags.get(name) {
+            *c = format!("FROM {tag} {after}").trim_end().to_owned();
+        }
+    }
+    Ok(())
+}
+
 /// The build context of an image: its mount's files and its inline files
 /// (none of 4 MiB or more), as (name relative to the context, bytes, mode).
 pub(crate) fn context(state: &State, image: &mut api::Image) -> Result<MountFiles, Status> {
@@ -168,6 +217,32 @@ pub(crate) fn secret(state: &State, m: api::SecretGetOrCreateRequest) -> String 
     let id = modal_id("st");
     state.lock().secrets.insert(id.clone(), m.env_dict.into_iter().collect());
     id
+}
+
+/// A V2 sandbox's Secrets, as `SandboxCreateV2` sends them: its
+/// `ephemeral_secrets`, then each of its `secret_sources` (a Secret by id,
+/// or an environment inline, as Modal's client sends `env=`), each inline
+/// environment kept as a Secret of its own.
+pub(crate) fn sources(
+    state: &State,
+    ephemeral: Option<api::StringMap>,
+    sources: Vec<api::SecretSource>,
+) -> Vec<String> {
+    use api::secret_source::Source;
+    let mut inline = |env: api::StringMap| {
+        let id = modal_id("st");
+        state.lock().secrets.insert(id.clone(), env.contents.into_iter().collect());
+        id
+    };
+    let mut ids: Vec<String> = ephemeral.into_iter().map(&mut inline).collect();
+    for s in sources {
+        match s.source {
+            Some(Source::SecretId(id)) => ids.push(id),
+            Some(Source::Env(env)) => ids.push(inline(env)),
+            None => {}
+        }
+    }
+    ids
 }
 
 /// A sandbox's environment: the Secrets' it names, later ones winning.

@@ -25,6 +25,9 @@
 //! their HTTP status (503 is `UNAVAILABLE`, 429 `RESOURCE_EXHAUSTED`,
 //! 500 `INTERNAL`); a fault's path is `/modal.client.ModalClient/<Rpc>`.
 //!
+//! Every gRPC call is recorded with its contract trace (`traced`: its
+//! metadata's names and its message's set fields, never a value).
+//!
 //! Each sandbox is a container on the local Docker engine running its
 //! entrypoint (holm's: the guest), each open port reached through a
 //! loopback tunnel of its own (a Modal tunnel is a public host and port).
@@ -32,6 +35,7 @@
 mod api;
 mod blobs;
 mod router;
+mod traced;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -161,6 +165,7 @@ impl ModalStandin {
         });
         let _ = state.blob_url.set(blobs::serve(Arc::clone(&state)).await);
         let server = tonic::transport::Server::builder()
+            .layer(traced::TraceLayer)
             .add_service(
                 holm_modal_proto::api::modal_client_server::ModalClientServer::new(api::Api(
                     Arc::clone(&state),

@@ -52,7 +52,7 @@ impl Router {
             method: "POST".into(),
             path,
             status: if refused.is_some() { 401 } else { 200 },
-            trace: None,
+            trace: req.extensions().get::<crate::trace::Trace>().cloned(),
         });
         refused.map_or(Ok(()), Err)
     }

@@ -219,7 +219,11 @@ impl ModalApi {
             .map_err(|e| format!("server_url {server_url:?} is not a URL: {e}"))?
             .connect_timeout(Duration::from_secs(15))
             .timeout(Duration::from_secs(120))
-            .tcp_keepalive(Some(Duration::from_secs(30)));
+            .tcp_keepalive(Some(Duration::from_secs(30)))
+            // holm names itself, as its HTTP clients do (tonic adds its own
+            // name after it).
+            .user_agent(holm_client::USER_AGENT)
+            .map_err(|e| format!("a user agent: {e}"))?;
         if server_url.starts_with("https://") {
             endpoint = endpoint
                 .tls_config(ClientTlsConfig::new().with_native_roots())
@@ -375,6 +379,9 @@ impl ModalApi {
         let m = api::ImageGetOrCreateRequest {
             app_id: app_id.to_owned(),
             builder_version: builder_version.to_owned(),
+            // The workspace's own images, as Modal's client asks for them
+            // (`_Image._from_args`'s `_namespace`).
+            namespace: api::DeploymentNamespace::Workspace as i32,
             image: Some(api::Image {
                 dockerfile_commands: commands,
                 context_mount_id,
