@@ -512,11 +512,26 @@ async fn scenario(cloud: Cloud) {
     a_restart_takes_the_box_back(&mut c, &id).await;
     a_vendor_that_does_not_answer_leaves_the_box_unreachable(&mut c, &id).await;
     the_vendor_ends_the_box_at_its_deadline_while_holmd_is_stopped(&mut c, &id).await;
+    a_removed_box_is_deleted_at_the_vendor(&c).await;
     let bad = an_invalid_key_gives_a_clear_error(&c, &mut seen).await;
     let keys = vec![c.standin.key().to_owned(), rotated, bad];
     no_key_anywhere(&c, &keys, &seen, &id).await;
     no_deprecated_route(&c);
     the_vendors_sdk_makes_the_calls_holm_made(&c, &keys[0], &keys[1]).await;
+}
+
+/// Removing a box deletes its sandbox at the vendor (the call the
+/// contract trace compares with the SDK's delete). The box answers once
+/// its desktop does, not waiting for Chromium.
+async fn a_removed_box_is_deleted_at_the_vendor(c: &CloudServer) {
+    let mut request = c.request();
+    request.spec.ready = Some(holm_proto::host::Ready::Desktop);
+    let info = c.server.client.create_box(&request, Some(900)).await.expect("create a box");
+    assert_eq!(info.state, BoxState::Running, "{info:?}");
+    let sandbox = c.sandbox_of(&info.id).await;
+    let removed = c.server.client.remove_box(&info.id).await.expect("remove the box");
+    assert_eq!(removed.state, BoxState::Removed, "{removed:?}");
+    assert!(!c.standin.has_sandbox(&sandbox), "the vendor still runs the removed box's sandbox");
 }
 
 /// The contract trace ([`traces`]): the vendor's own SDK (its script in
