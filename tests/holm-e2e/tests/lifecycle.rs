@@ -97,3 +97,49 @@ async fn a_leftover_container_of_the_same_box_is_replaced() {
     assert_eq!(docker.find(&spec.box_id).await.unwrap().map(|m| m.id), Some(second.id));
     holm_testkit::remove_server_boxes(&name).await;
 }
+
+#[tokio::test]
+async fn a_guest_that_ends_at_once_is_seen_ended() {
+    if !e2e_enabled().await {
+        return;
+    }
+    // The guest is a container's first process: a guest that refuses its
+    // configuration ends it, and the runtime says so while a start waits.
+    use holm::runtime::Runtime;
+    let image = holm_testkit::ensure_image().await;
+    let docker = holm::runtime::docker::DockerRuntime::connect("docker").unwrap();
+    let name = holm_testkit::unique_server_name();
+    let spec = holm::runtime::MachineSpec {
+        box_id: holm::ids::new_box_id(),
+        image,
+        env: vec![
+            (
+                holm::runtime::ENV_SECRET_SHA256.into(),
+                holm::ids::secret_digest(&holm::ids::new_secret()),
+            ),
+            ("HOLM_PROFILE".into(), "neither".into()),
+        ],
+        labels: [(holm::runtime::LABEL_SERVER.to_owned(), name.clone())].into(),
+        ports: vec![holm_proto::guest::DEFAULT_GUEST_PORT],
+        public_ports: Vec::new(),
+        memory_bytes: None,
+        nano_cpus: None,
+        pids_limit: None,
+        profile: None,
+        deadline: None,
+        idle_timeout_secs: None,
+        expires_at: None,
+    };
+    let machine = docker.create(&spec).await.expect("create");
+    // The container's state is the event: read until it says so.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let why = loop {
+        if let Some(why) = docker.guest_ended(&machine.id).await {
+            break why;
+        }
+        assert!(std::time::Instant::now() < give_up, "the guest's container never stopped");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(why.contains("guest, its first process, ended"), "{why}");
+    holm_testkit::remove_server_boxes(&name).await;
+}

@@ -387,14 +387,22 @@ pub trait Runtime: Send + Sync + fmt::Debug + 'static {
         Ok(None)
     }
 
-    /// Why a machine's guest is no longer running, where the runtime
-    /// started it apart from the machine and can tell it ended (its exit
-    /// and its log's end); `None` while it runs, or where the runtime
-    /// cannot tell (the default). A start asks it while it waits for the
-    /// desktop, so a guest that ended fails the box at once, saying why.
+    /// Why a machine's guest is no longer running, where the runtime can
+    /// tell it ended; `None` while it runs, or where the runtime cannot
+    /// tell. A start asks it while it waits for the desktop, so a guest
+    /// that ended fails the box at once, saying why. The default: the guest
+    /// is the machine's first process, so a machine that stopped or went
+    /// means it ended (a runtime that starts the guest apart, such as
+    /// Runtime Cloud, reads its process instead).
     async fn guest_ended(&self, id: &str) -> Option<String> {
-        let _ = id;
-        None
+        match self.inspect(id).await.ok()?.state {
+            MachineState::Stopped | MachineState::Gone => Some(
+                "its machine stopped: the guest, its first process, ended (its output is in \
+                 the machine's log)"
+                    .to_owned(),
+            ),
+            _ => None,
+        }
     }
 
     /// Moves the deadline at which the runtime ends the machine, where it
