@@ -598,6 +598,10 @@ impl Runtime for DockerRuntime {
         self.inspect(&created.id).await
     }
 
+    async fn guest_ended(&self, id: &str) -> Option<String> {
+        super::ended::in_container(&self.docker, id).await
+    }
+
     async fn inspect(&self, id: &str) -> Result<Machine> {
         let c = self
             .docker

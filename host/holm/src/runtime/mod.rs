@@ -22,6 +22,7 @@ pub mod docker;
 pub mod docker_context;
 #[cfg(feature = "e2b")]
 pub mod e2b;
+pub mod ended;
 pub mod firewall;
 pub mod kind;
 pub mod kubernetes;

@@ -175,17 +175,6 @@ struct Executed {
     timed_out: bool,
 }
 
-/// The last lines of a log, on one line.
-fn log_tail(log: &[u8]) -> String {
-    let text = String::from_utf8_lossy(log);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = lines[lines.len().saturating_sub(LOG_LINES)..].join(" | ");
-    if tail.is_empty() { "its log is empty".to_owned() } else { tail }
-}
-
-/// How many of the guest's last log lines an error about it carries.
-const LOG_LINES: usize = 20;
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Page<T> {
@@ -616,7 +605,7 @@ impl Vendor for RuntimeCloud {
             })
             .await
         {
-            Ok(r) => r.bytes().await.map(|b| log_tail(&b)).unwrap_or_default(),
+            Ok(r) => r.bytes().await.map(|b| super::ended::log_tail(&b)).unwrap_or_default(),
             Err(e) => format!("(its log could not be read: {e})"),
         };
         let code =
