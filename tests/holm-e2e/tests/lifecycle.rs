@@ -19,6 +19,32 @@ async fn text(b: &BoxClient, path: &str) -> String {
     String::from_utf8_lossy(&b.read_file(path).await.expect("read")).into_owned()
 }
 
+/// A machine of a new box on `image`, labelled with server `name`, its
+/// guest given a secret's digest and `env`.
+fn machine_spec(image: String, name: &str, env: &[(&str, &str)]) -> holm::runtime::MachineSpec {
+    let secret = (
+        holm::runtime::ENV_SECRET_SHA256.to_owned(),
+        holm::ids::secret_digest(&holm::ids::new_secret()),
+    );
+    holm::runtime::MachineSpec {
+        box_id: holm::ids::new_box_id(),
+        image,
+        env: std::iter::once(secret)
+            .chain(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .collect(),
+        labels: [(holm::runtime::LABEL_SERVER.to_owned(), name.to_owned())].into(),
+        ports: vec![holm_proto::guest::DEFAULT_GUEST_PORT],
+        public_ports: Vec::new(),
+        memory_bytes: None,
+        nano_cpus: None,
+        pids_limit: None,
+        profile: None,
+        deadline: None,
+        idle_timeout_secs: None,
+        expires_at: None,
+    }
+}
+
 #[tokio::test]
 async fn a_box_is_removed_at_the_end_of_its_lifetime() {
     if !e2e_enabled().await {
@@ -72,24 +98,7 @@ async fn a_leftover_container_of_the_same_box_is_replaced() {
     let image = holm_testkit::ensure_image().await;
     let docker = holm::runtime::docker::DockerRuntime::connect("docker").unwrap();
     let name = holm_testkit::unique_server_name();
-    let spec = holm::runtime::MachineSpec {
-        box_id: holm::ids::new_box_id(),
-        image,
-        env: vec![(
-            holm::runtime::ENV_SECRET_SHA256.into(),
-            holm::ids::secret_digest(&holm::ids::new_secret()),
-        )],
-        labels: [(holm::runtime::LABEL_SERVER.to_owned(), name.clone())].into(),
-        ports: vec![holm_proto::guest::DEFAULT_GUEST_PORT],
-        public_ports: Vec::new(),
-        memory_bytes: None,
-        nano_cpus: None,
-        pids_limit: None,
-        profile: None,
-        deadline: None,
-        idle_timeout_secs: None,
-        expires_at: None,
-    };
+    let spec = machine_spec(image, &name, &[]);
     let first = docker.create(&spec).await.expect("first create");
     let second = docker.create(&spec).await.expect("the same box again");
     assert_ne!(first.id, second.id);
@@ -109,27 +118,7 @@ async fn a_guest_that_ends_at_once_is_seen_ended() {
     let image = holm_testkit::ensure_image().await;
     let docker = holm::runtime::docker::DockerRuntime::connect("docker").unwrap();
     let name = holm_testkit::unique_server_name();
-    let spec = holm::runtime::MachineSpec {
-        box_id: holm::ids::new_box_id(),
-        image,
-        env: vec![
-            (
-                holm::runtime::ENV_SECRET_SHA256.into(),
-                holm::ids::secret_digest(&holm::ids::new_secret()),
-            ),
-            ("HOLM_PROFILE".into(), "neither".into()),
-        ],
-        labels: [(holm::runtime::LABEL_SERVER.to_owned(), name.clone())].into(),
-        ports: vec![holm_proto::guest::DEFAULT_GUEST_PORT],
-        public_ports: Vec::new(),
-        memory_bytes: None,
-        nano_cpus: None,
-        pids_limit: None,
-        profile: None,
-        deadline: None,
-        idle_timeout_secs: None,
-        expires_at: None,
-    };
+    let spec = machine_spec(image, &name, &[("HOLM_PROFILE", "neither")]);
     let machine = docker.create(&spec).await.expect("create");
     // The container's state is the event: read until it says so.
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);

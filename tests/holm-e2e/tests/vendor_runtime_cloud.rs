@@ -19,13 +19,9 @@ use holm::runtime::runtime_cloud::{Options, RuntimeCloud};
 use holm_standins::runtime_cloud::RuntimeCloudStandin;
 use holm_testkit::e2e_enabled;
 
-#[tokio::test(flavor = "multi_thread")]
-async fn runtime_cloud_builds_an_image_again_after_a_failed_build() {
-    if !e2e_enabled().await {
-        return;
-    }
+/// A stand-in, holm's adapter on it, and the default box's recipe.
+async fn adapter() -> (RuntimeCloudStandin, RuntimeCloud, Recipe) {
     holm_testkit::matrix::ensure_base().await;
-
     let s = RuntimeCloudStandin::start().await;
     let rc = RuntimeCloud::new(
         &s.controls.key,
@@ -33,6 +29,15 @@ async fn runtime_cloud_builds_an_image_again_after_a_failed_build() {
     )
     .expect("the adapter");
     let recipe = Recipe::new(&ImageRequest::default(), 4096, 2).expect("a recipe");
+    (s, rc, recipe)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runtime_cloud_builds_an_image_again_after_a_failed_build() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let (s, rc, recipe) = adapter().await;
     let mut progress = |p: holm::image::Progress| eprintln!("[runtime-cloud] {p:?}");
     s.fail_next_image_builds(1);
     let failed = rc.image(&recipe, &mut progress).await;
@@ -47,15 +52,7 @@ async fn runtime_cloud_says_why_a_guest_that_ended_did() {
     if !e2e_enabled().await {
         return;
     }
-    holm_testkit::matrix::ensure_base().await;
-
-    let s = RuntimeCloudStandin::start().await;
-    let rc = RuntimeCloud::new(
-        &s.controls.key,
-        Options { api_url: Some(s.api_url.clone()), addresses: Addresses::Any },
-    )
-    .expect("the adapter");
-    let recipe = Recipe::new(&ImageRequest::default(), 4096, 2).expect("a recipe");
+    let (s, rc, recipe) = adapter().await;
     let mut progress = |p: holm::image::Progress| eprintln!("[runtime-cloud] {p:?}");
     let image = rc.image(&recipe, &mut progress).await.expect("the image");
     // A guest that refuses its configuration and ends at once.

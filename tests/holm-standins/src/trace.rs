@@ -36,6 +36,24 @@ const TRANSPORT: &[&str] = &[
     "user-agent",
 ];
 
+/// A request's `User-Agent` (empty when it sent none) and its header
+/// names, lowercase, sorted, once each, less the `transport` ones.
+pub fn agent_and_headers(
+    headers: &axum::http::HeaderMap,
+    transport: &[&str],
+) -> (String, Vec<String>) {
+    let agent =
+        headers.get("user-agent").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let mut names: Vec<String> = headers
+        .keys()
+        .map(|k| k.as_str().to_ascii_lowercase())
+        .filter(|k| !transport.contains(&k.as_str()))
+        .collect();
+    names.sort();
+    names.dedup();
+    (agent, names)
+}
+
 /// The contract part of one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {
@@ -73,20 +91,7 @@ pub async fn observe(req: Request) -> (Request, Trace) {
     {
         route = format!("{route}:{verb}");
     }
-    let agent = req
-        .headers()
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let mut headers: Vec<String> = req
-        .headers()
-        .keys()
-        .map(|k| k.as_str().to_ascii_lowercase())
-        .filter(|k| !TRANSPORT.contains(&k.as_str()))
-        .collect();
-    headers.sort();
-    headers.dedup();
+    let (agent, headers) = agent_and_headers(req.headers(), TRANSPORT);
     let mut query: Vec<String> =
         form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes())
             .map(|(k, _)| k.into_owned())

@@ -160,20 +160,7 @@ pub fn body_shape(desc: &MessageDescriptor, mut body: &[u8]) -> Shape {
 /// memory and put back when its method takes one message).
 pub async fn observe(req: http::Request<Body>) -> (http::Request<Body>, Trace) {
     let path = req.uri().path().to_owned();
-    let agent = req
-        .headers()
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let mut headers: Vec<String> = req
-        .headers()
-        .keys()
-        .map(|k| k.as_str().to_ascii_lowercase())
-        .filter(|k| !TRANSPORT.contains(&k.as_str()))
-        .collect();
-    headers.sort();
-    headers.dedup();
+    let (agent, headers) = crate::trace::agent_and_headers(req.headers(), TRANSPORT);
     let mut trace = Trace { route: path.clone(), agent, headers, ..Trace::default() };
     let Some(desc) = input(&path) else { return (req, trace) };
     let (parts, body) = req.into_parts();
