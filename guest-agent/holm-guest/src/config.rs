@@ -423,16 +423,8 @@ fn secret_digest(vars: &HashMap<String, String>) -> Result<[u8; 32], String> {
     if let Some(hex) =
         vars.get("HOLM_BOX_SECRET_SHA256").map(|v| v.trim()).filter(|v| !v.is_empty())
     {
-        let bad = || "HOLM_BOX_SECRET_SHA256 must be 64 hexadecimal digits".to_owned();
-        if hex.len() != 64 {
-            return Err(bad());
-        }
-        let mut out = [0u8; 32];
-        for (i, byte) in out.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2).ok_or_else(bad)?, 16)
-                .map_err(|_| bad())?;
-        }
-        return Ok(out);
+        return parse_digest(hex)
+            .ok_or_else(|| "HOLM_BOX_SECRET_SHA256 must be 64 hexadecimal digits".to_owned());
     }
     let secret = vars.get("HOLM_BOX_SECRET").cloned().unwrap_or_default();
     if secret.len() < 16 {
@@ -443,6 +435,18 @@ fn secret_digest(vars: &HashMap<String, String>) -> Result<[u8; 32], String> {
     }
     use sha2::Digest;
     Ok(sha2::Sha256::digest(secret.as_bytes()).into())
+}
+
+/// A SHA-256 written as 64 hexadecimal digits, or none if `hex` is not one.
+pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Finds the first of `names` on a `PATH`-style list of directories.

@@ -227,7 +227,18 @@ impl BoxClient {
     /// with the new secret.
     pub async fn set_box_secret(&self, secret: &str) -> Result<()> {
         let (url, rb) = self.request(reqwest::Method::PUT, "/secret");
-        let body = holm_proto::guest::BoxSecret { secret: secret.into() };
+        let body =
+            holm_proto::guest::BoxSecret { secret: Some(secret.into()), secret_sha256: None };
+        self.send(&url, rb.json(&body)).await.map(drop)
+    }
+
+    /// Replaces the box secret by the one whose SHA-256 is `digest` (64
+    /// hexadecimal digits), for a caller that never holds the secret
+    /// itself (straight against a guest only).
+    pub async fn set_box_secret_digest(&self, digest: &str) -> Result<()> {
+        let (url, rb) = self.request(reqwest::Method::PUT, "/secret");
+        let body =
+            holm_proto::guest::BoxSecret { secret: None, secret_sha256: Some(digest.into()) };
         self.send(&url, rb.json(&body)).await.map(drop)
     }
 

@@ -419,7 +419,13 @@ fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<()
         }
         S::AllowPrivateAddresses => t.allow_private_addresses = Some(flag()?),
         S::Pool => t.pools = pools(value)?,
-        S::Kubeconfig | S::Namespace | S::RuntimeClass | S::NodeSelector | S::Tolerations => {
+        S::Kubeconfig
+        | S::Namespace
+        | S::RuntimeClass
+        | S::NodeSelector
+        | S::Tolerations
+        | S::Mode
+        | S::WarmPool => {
             kube::set(&mut t.kube, setting, value)?;
         }
     }

@@ -1,15 +1,24 @@
-//! holm's `kubernetes` runtime (plain-pods mode) against the Kubernetes API
-//! stand-in: a real box of the box image is a Pod whose guest answers
-//! through the endpoint the runtime reports, with the box secret it was
-//! given (only its digest, through a Secret); the runtime lists and finds
-//! it by label; removing it leaves no Pod, Service, Secret or container.
-//! holmd offers a `kubernetes` runtime from its runtimes file and runs a
-//! box on it through its API, reaching the guest at the pod's address.
+//! holm's `kubernetes` runtime against the Kubernetes API stand-in.
+//!
+//! Plain-pods mode: a real box of the box image is a Pod whose guest
+//! answers through the endpoint the runtime reports, with the box secret it
+//! was given (only its digest, through a Secret); the runtime lists and
+//! finds it by label; removing it leaves no Pod, Service, Secret or
+//! container. holmd offers a `kubernetes` runtime from its runtimes file
+//! and runs a box on it through its API, reaching the guest at the pod's
+//! address.
+//!
+//! agent-sandbox mode (chosen by itself: the stand-in serves agent-sandbox's
+//! kinds): a box is a SandboxClaim that adopts a warm, identity-free box of
+//! the pool holm made, whose guest then takes the box's secret (its digest)
+//! and refuses the pool's; removing the claim removes its box.
 
 use std::time::Duration;
 
 use holm::runtime::docker::DockerRuntime;
-use holm::runtime::kubernetes::{KubeSettings, KubernetesRuntime, object_name};
+use holm::runtime::kubernetes::{
+    KubeSettings, KubernetesRuntime, Mode, POOL_SECRET_KEY, object_name,
+};
 use holm::runtime::{ENV_SECRET_SHA256, MachineSpec, MachineState, Runtime, RuntimeError};
 use holm_client::BoxClient;
 use holm_proto::guest::DEFAULT_GUEST_PORT;
@@ -63,6 +72,7 @@ async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() 
     let dir = tempfile::tempdir().unwrap();
     let settings = KubeSettings {
         kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        mode: Mode::Pods,
         ..Default::default()
     };
     let builder = DockerRuntime::connect("docker").expect("the local engine");
@@ -73,6 +83,7 @@ async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() 
         KubeSettings {
             kubeconfig: Some(standin.write_kubeconfig(dir.path())),
             namespace: "nowhere".into(),
+            mode: Mode::Pods,
             ..Default::default()
         },
         DockerRuntime::connect("docker").unwrap(),
@@ -143,6 +154,7 @@ async fn a_pod_whose_image_does_not_pull_fails_the_create_and_is_removed() {
     let dir = tempfile::tempdir().unwrap();
     let settings = KubeSettings {
         kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        mode: Mode::Pods,
         ..Default::default()
     };
     let runtime =
@@ -170,7 +182,7 @@ async fn holmd_runs_a_box_on_a_kubernetes_runtime_from_its_runtimes_file() {
     let config = standin.write_kubeconfig(dir.path());
     let file = dir.path().join("runtimes.toml");
     let table = format!(
-        "[runtimes.k8s]\nprovider = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"default\"\n",
+        "[runtimes.k8s]\nprovider = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"default\"\nmode = \"pods\"\n",
         config.display()
     );
     std::fs::write(&file, table).unwrap();
@@ -200,4 +212,95 @@ async fn holmd_runs_a_box_on_a_kubernetes_runtime_from_its_runtimes_file() {
         assert!(standin.object(resource, "default", &name).is_none(), "{resource} left");
     }
     assert!(standin.pod_container("default", &name).is_none(), "its container left");
+}
+
+const CLAIMS: &str = "sandboxclaims.extensions.agents.x-k8s.io";
+
+/// The pool's own secret, as its Secret holds it (`data`, base64).
+fn pool_secret(standin: &KubeStandin, pool: &str) -> String {
+    use base64::Engine;
+    let stored = standin.object("secrets", "default", pool).expect("the pool's Secret");
+    let b64 = stored["data"][POOL_SECRET_KEY].as_str().expect("the pool's secret");
+    String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_is_a_claim_on_a_warm_pool_and_takes_its_secret_through_its_guest() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let image = holm_testkit::ensure_image().await;
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KubeSettings {
+        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        warm_pool: 1,
+        ..Default::default()
+    };
+    let runtime =
+        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
+    runtime.ping().await.expect("the API answers");
+
+    let (box_id, secret) = ("box_kubeclaim1", "s3cret-of-the-claimed-box");
+    let name = object_name(box_id);
+    let machine = runtime.create(&spec(&image, box_id, secret)).await.expect("a claimed box");
+    assert_eq!((machine.id.as_str(), machine.state), (name.as_str(), MachineState::Running));
+    assert_eq!(machine.box_id.as_deref(), Some(box_id));
+    assert!(standin.object("pods", "default", &name).is_none(), "no pod of the box's own");
+
+    // The claim adopted a box of the pool (named after the pool, not the
+    // claim), and asked for no env, which would have started one cold.
+    let claim = standin.object(CLAIMS, "default", &name).expect("the claim");
+    let pool = claim["spec"]["warmPoolRef"]["name"].as_str().expect("a pool").to_owned();
+    assert!(pool.starts_with("holm-t-"), "{pool}");
+    let held = claim["status"]["sandbox"]["name"].as_str().expect("a held box").to_owned();
+    assert!(held.starts_with(&format!("{pool}-")), "a warm box of the pool: {held}");
+    assert!(claim["spec"].get("env").is_none(), "{claim}");
+    let template = standin
+        .object("sandboxtemplates.extensions.agents.x-k8s.io", "default", &pool)
+        .expect("the template");
+    let text = template.to_string();
+    assert!(!text.contains(box_id) && !text.contains(secret), "identity-free: {text}");
+    assert_eq!(template["spec"]["networkPolicyManagement"], "Managed");
+
+    // The guest takes the box's secret, and no longer the pool's.
+    let guest = machine.guest().expect("an endpoint for the guest port");
+    let client = BoxClient::at(guest, secret);
+    holm::launch::wait_ready_for(
+        &client,
+        Duration::from_secs(120),
+        holm_proto::host::Ready::Desktop,
+    )
+    .await
+    .expect("the claimed box's guest answers");
+    client.info().await.expect("the guest takes the box's secret");
+    let pooled = BoxClient::at(guest, &pool_secret(&standin, &pool));
+    assert!(pooled.info().await.is_err(), "the pool's secret is refused after the claim");
+    let stored = standin.object("secrets", "default", &pool).unwrap().to_string();
+    assert!(!stored.contains(secret), "the box's secret never reaches the cluster");
+
+    // A second box of the same kind takes the box the pool made next.
+    let machine2 = runtime.create(&spec(&image, "box_kubeclaim2", "an0ther-box-secret")).await;
+    let machine2 = machine2.expect("a second claimed box");
+    let claim2 = standin.object(CLAIMS, "default", &machine2.id).expect("the second claim");
+    assert_eq!(claim2["spec"]["warmPoolRef"]["name"], pool.as_str(), "one pool for boxes alike");
+    let held2 = claim2["status"]["sandbox"]["name"].as_str().unwrap().to_owned();
+    assert!(held2.starts_with(&format!("{pool}-")) && held2 != held, "{held2}");
+
+    let mut listed: Vec<String> =
+        runtime.list().await.expect("list").into_iter().map(|m| m.id).collect();
+    listed.sort();
+    assert_eq!(listed, [name.clone(), machine2.id.clone()]);
+    let found = runtime.find(box_id).await.expect("find").expect("found by label");
+    assert_eq!(found.guest().map(|e| e.url()), Some(guest.url()));
+    assert_eq!(found.labels["holm.spec"], "{\"display\":\"x11\"}");
+
+    for (m, sandbox) in [(&machine, &held), (&machine2, &held2)] {
+        runtime.remove(&m.id).await.expect("remove");
+        assert!(standin.object(CLAIMS, "default", &m.id).is_none(), "the claim is left");
+        assert!(standin.object("pods", "default", sandbox).is_none(), "its box's pod is left");
+        assert!(standin.pod_container("default", sandbox).is_none(), "its container is left");
+    }
+    assert!(runtime.list().await.expect("list").is_empty());
+    assert!(matches!(runtime.inspect(&name).await, Err(RuntimeError::NotFound(_))));
 }

@@ -122,7 +122,7 @@ fn credential_routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> 
     let (issuer, revoker) = (Arc::clone(&agent), agent);
     let set_secret = move |StrictJson(body): StrictJson<holm_proto::guest::BoxSecret>| {
         let setter = Arc::clone(&setter);
-        async move { setter.set(body.secret.expose()).map(|()| StatusCode::NO_CONTENT) }
+        async move { setter.replace(&body).map(|()| StatusCode::NO_CONTENT) }
     };
     let issue = move |StrictJson(body): StrictJson<AgentRequest>| {
         let issuer = Arc::clone(&issuer);
@@ -191,14 +191,27 @@ impl BoxSecret {
         *self.0.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn set(&self, secret: &str) -> Result<(), Error> {
+    /// Puts in force the secret `body` gives, or the digest it gives.
+    fn replace(&self, body: &holm_proto::guest::BoxSecret) -> Result<(), Error> {
         use sha2::Digest;
-        crate::bridge::check_secret(secret)?;
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) =
-            sha2::Sha256::digest(secret.as_bytes()).into();
+        let digest: [u8; 32] = match (&body.secret, &body.secret_sha256) {
+            (Some(secret), None) => {
+                crate::bridge::check_secret(secret.expose())?;
+                sha2::Sha256::digest(secret.expose().as_bytes()).into()
+            }
+            (None, Some(hex)) => crate::config::parse_digest(hex.expose())
+                .ok_or_else(|| invalid("secret_sha256", "must be 64 hexadecimal digits"))?,
+            _ => return Err(invalid("secret", "give exactly one of secret and secret_sha256")),
+        };
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = digest;
         tracing::info!("the box has a new secret; the old one is refused from now on");
         Ok(())
     }
+}
+
+fn invalid(path: &str, problem: &str) -> Error {
+    let issue = holm_proto::Issue { path: path.into(), problem: problem.into() };
+    Error::from(holm_proto::ApiError::invalid_fields(vec![issue]))
 }
 
 async fn route_not_found(req: Request) -> Error {
@@ -216,6 +229,37 @@ mod tests {
     use holm_proto::contract::GUEST_ROUTES;
 
     use super::*;
+
+    #[test]
+    fn the_box_secret_is_replaced_by_a_secret_or_its_digest_and_bad_input_changes_nothing() {
+        use holm_proto::guest::BoxSecret as Body;
+        use sha2::Digest;
+        let held = BoxSecret::new([7; 32]);
+        let body = |secret: Option<&str>, digest: Option<&str>| Body {
+            secret: secret.map(Into::into),
+            secret_sha256: digest.map(Into::into),
+        };
+        let new = "a-new-box-secret-of-32-characters";
+        let digest: [u8; 32] = sha2::Sha256::digest(new.as_bytes()).into();
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        for bad in [
+            body(None, None),
+            body(Some(new), Some(&hex)),
+            body(Some("short"), None),
+            body(None, Some("zz")),
+            body(None, Some(&"g".repeat(64))),
+            body(None, Some(&"é".repeat(32))),
+        ] {
+            let e = held.replace(&bad).expect_err("refused");
+            assert_eq!(e.0.code, holm_proto::ErrorCode::InvalidRequest, "{:?}", e.0);
+            assert_eq!(held.current(), [7; 32], "a refused body changes nothing");
+        }
+        held.replace(&body(None, Some(&hex))).expect("a digest");
+        assert_eq!(held.current(), digest);
+        let held = BoxSecret::new([7; 32]);
+        held.replace(&body(Some(new), None)).expect("a secret");
+        assert_eq!(held.current(), digest, "the secret and its digest put the same in force");
+    }
 
     fn served() -> Vec<&'static holm_proto::contract::GuestRoute> {
         let secret = Arc::new(BoxSecret::new([0; 32]));

@@ -60,6 +60,10 @@ pub enum Setting {
     NodeSelector,
     /// `tolerations`: the pods' tolerations.
     Tolerations,
+    /// `mode`: a Kubernetes runtime's boxes as plain pods or agent-sandbox claims.
+    Mode,
+    /// `warm_pool`: how many ready boxes an agent-sandbox warm pool keeps.
+    WarmPool,
 }
 
 impl Setting {
@@ -87,6 +91,8 @@ impl Setting {
         Self::RuntimeClass,
         Self::NodeSelector,
         Self::Tolerations,
+        Self::Mode,
+        Self::WarmPool,
     ];
 
     /// The settings every kind takes.
@@ -118,6 +124,8 @@ impl Setting {
             Self::RuntimeClass => "runtime_class",
             Self::NodeSelector => "node_selector",
             Self::Tolerations => "tolerations",
+            Self::Mode => "mode",
+            Self::WarmPool => "warm_pool",
         }
     }
 
@@ -312,8 +320,8 @@ pub const MICROSANDBOX: RuntimeKind = RuntimeKind {
     driver: Driver::Microsandbox,
 };
 
-/// Kubernetes, plain-pods mode: a box is a Pod in one namespace of a
-/// cluster. Not found: a runtimes-file table adds it.
+/// Kubernetes: a box is a Pod, or an agent-sandbox claim, in one namespace
+/// of a cluster. Not found: a runtimes-file table adds it.
 pub const KUBERNETES: RuntimeKind = RuntimeKind {
     name: "kubernetes",
     found: false,
@@ -327,6 +335,8 @@ pub const KUBERNETES: RuntimeKind = RuntimeKind {
         S::NodeSelector,
         S::Tolerations,
         S::Pool,
+        S::Mode,
+        S::WarmPool,
     ],
     driver: Driver::Kubernetes,
 };

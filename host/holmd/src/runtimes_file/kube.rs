@@ -1,6 +1,7 @@
 //! A `kubernetes` runtime's own fields in the runtimes file: `kubeconfig`,
-//! `namespace`, `runtime_class`, `node_selector` and `tolerations`
-//! (`context` is the table's, shared with Docker's).
+//! `namespace`, `runtime_class`, `node_selector`, `tolerations`, `mode`
+//! (`auto`, `pods` or `agent-sandbox`) and `warm_pool` (`context` is the
+//! table's, shared with Docker's).
 //!
 //! ```toml
 //! [runtimes.cluster]
@@ -11,12 +12,14 @@
 //! runtime_class = "gvisor"
 //! node_selector = { "holm.dev/boxes" = "true" }
 //! tolerations = [{ key = "boxes", operator = "Exists", effect = "NoSchedule" }]
+//! mode = "agent-sandbox"
+//! warm_pool = 4
 //! ```
 
 use std::path::PathBuf;
 
 use holm::runtime::kind::Setting;
-use holm::runtime::kubernetes::{KubeSettings, Toleration, is_dns_label};
+use holm::runtime::kubernetes::{KubeSettings, Mode, Toleration, is_dns_label};
 
 const OPERATORS: &[&str] = &["Equal", "Exists"];
 const EFFECTS: &[&str] = &["NoSchedule", "PreferNoSchedule", "NoExecute"];
@@ -53,6 +56,17 @@ pub(super) fn set(
                 .enumerate()
                 .map(|(i, t)| toleration(t).map_err(|e| format!("[{i}]: {e}")))
                 .collect::<Result<_, _>>()?;
+        }
+        Setting::Mode => {
+            let name = value.as_str().unwrap_or_default();
+            k.mode = Mode::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = Mode::ALL.iter().map(|(n, _)| *n).collect();
+                format!("must be one of {}", names.join(", "))
+            })?;
+        }
+        Setting::WarmPool => {
+            let n = value.as_integer().and_then(|n| u32::try_from(n).ok());
+            k.warm_pool = n.filter(|n| *n <= 1000).ok_or("must be a number from 0 to 1000")?;
         }
         other => unreachable!("{} is not a Kubernetes field", other.as_str()),
     }
@@ -153,6 +167,24 @@ memory = "4g"
         assert!(t.adds && t.kind == "kubernetes" && t.kube.namespace == "boxes");
         let f = p("[runtimes.kubernetes]\nprovider = \"kubernetes\"\n").unwrap();
         assert!(f.runtimes["kubernetes"].adds);
+    }
+
+    #[test]
+    fn the_mode_and_the_warm_pool_parse_and_say_what_is_wrong() {
+        use holm::runtime::kubernetes::{DEFAULT_WARM_POOL, Mode};
+        let table = |rest: &str| p(&format!("[runtimes.k]\nprovider = \"kubernetes\"\n{rest}"));
+        let k = table("").unwrap().runtimes["k"].kube.clone();
+        assert_eq!((k.mode, k.warm_pool), (Mode::Auto, DEFAULT_WARM_POOL));
+        let k =
+            table("mode = \"agent-sandbox\"\nwarm_pool = 0\n").unwrap().runtimes["k"].kube.clone();
+        assert_eq!((k.mode, k.warm_pool), (Mode::AgentSandbox, 0));
+        assert_eq!(table("mode = \"pods\"\n").unwrap().runtimes["k"].kube.mode, Mode::Pods);
+        let e = table("mode = \"sandboxes\"\n").unwrap_err();
+        assert!(e.contains("mode") && e.contains("auto, pods, agent-sandbox"), "{e}");
+        let e = table("warm_pool = -1\n").unwrap_err();
+        assert!(e.contains("warm_pool") && e.contains("0 to 1000"), "{e}");
+        let e = p("[runtimes.docker]\nmode = \"pods\"\n").unwrap_err();
+        assert!(e.contains("mode"), "a docker table takes no mode: {e}");
     }
 
     #[test]

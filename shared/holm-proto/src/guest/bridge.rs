@@ -15,10 +15,18 @@ pub const TICKET_PREFIX: &str = "/t/";
 /// the current secret; once answered, the old one is refused. The server
 /// sets it when it hands a pooled box to its new owner, so nothing issued
 /// before the claim works after it. Never forwarded from the server's API.
+///
+/// Exactly one of the two is given: the secret, or only its SHA-256 (what a
+/// runtime that never holds the secret itself sends, such as the
+/// `kubernetes` runtime giving a claimed agent-sandbox its box's secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BoxSecret {
     /// At least 32 characters. Never logged.
-    pub secret: crate::Secret,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<crate::Secret>,
+    /// The secret's SHA-256, as 64 hexadecimal digits. Never logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_sha256: Option<crate::Secret>,
 }
 
 /// `PUT /v1/bridge/secret`: the secret the bridge on port 9223 asks for.

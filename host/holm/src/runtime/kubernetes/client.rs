@@ -74,6 +74,37 @@ fn transport(e: reqwest::Error) -> ApiError {
     ApiError::Transport(text)
 }
 
+/// A kind of object, by where the API serves it: its group's path
+/// (`api/v1` for the core group, `apis/GROUP/VERSION` for the others) and
+/// its plural name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    /// `api/v1`, or `apis/GROUP/VERSION`.
+    pub api: &'static str,
+    /// The plural name (`pods`).
+    pub plural: &'static str,
+}
+
+const CORE: &str = "api/v1";
+const EXTENSIONS: &str = "apis/extensions.agents.x-k8s.io/v1beta1";
+
+/// Pods.
+pub const PODS: Resource = Resource { api: CORE, plural: "pods" };
+/// Secrets.
+pub const SECRETS: Resource = Resource { api: CORE, plural: "secrets" };
+/// Services.
+pub const SERVICES: Resource = Resource { api: CORE, plural: "services" };
+/// agent-sandbox's SandboxTemplates.
+pub const SANDBOX_TEMPLATES: Resource = Resource { api: EXTENSIONS, plural: "sandboxtemplates" };
+/// agent-sandbox's SandboxWarmPools.
+pub const SANDBOX_WARM_POOLS: Resource = Resource { api: EXTENSIONS, plural: "sandboxwarmpools" };
+/// agent-sandbox's SandboxClaims.
+pub const SANDBOX_CLAIMS: Resource = Resource { api: EXTENSIONS, plural: "sandboxclaims" };
+
+/// The API group that holds agent-sandbox's claims, pools and templates
+/// (answered when agent-sandbox is installed).
+pub const EXTENSIONS_API: &str = EXTENSIONS;
+
 /// `s` as one path segment: every byte but unreserved ones percent-encoded
 /// (a name from a caller cannot reach another path).
 fn segment(s: &str) -> String {
@@ -139,14 +170,15 @@ impl KubeClient {
     /// and of its object `name` if one is given.
     /// `.` and `..` (which a URL resolves away) are no object's name: not
     /// found, as the API would say.
-    fn url(&self, ns: &str, resource: &str, name: Option<&str>) -> Result<String> {
-        let mut url = format!("{}/api/v1/namespaces/{}/{resource}", self.server, segment(ns));
+    fn url(&self, ns: &str, resource: Resource, name: Option<&str>) -> Result<String> {
+        let Resource { api, plural } = resource;
+        let mut url = format!("{}/{api}/namespaces/{}/{plural}", self.server, segment(ns));
         if let Some(name) = name {
             if matches!(name, "" | "." | "..") {
                 return Err(ApiError::Api(Status {
                     code: 404,
                     reason: "NotFound".to_owned(),
-                    message: format!("{resource} \"{name}\" not found"),
+                    message: format!("{plural} \"{name}\" not found"),
                 }));
             }
             url.push('/');
@@ -201,12 +233,12 @@ impl KubeClient {
     }
 
     /// Creates `object` among the `resource` of `ns`.
-    pub async fn create(&self, ns: &str, resource: &str, object: &Value) -> Result<Value> {
+    pub async fn create(&self, ns: &str, resource: Resource, object: &Value) -> Result<Value> {
         self.json(self.http.post(self.url(ns, resource, None)?).json(object)).await
     }
 
     /// The object `name`, or none if there is no such object.
-    pub async fn get(&self, ns: &str, resource: &str, name: &str) -> Result<Option<Value>> {
+    pub async fn get(&self, ns: &str, resource: Resource, name: &str) -> Result<Option<Value>> {
         match self.json(self.http.get(self.url(ns, resource, Some(name))?)).await {
             Ok(v) => Ok(Some(v)),
             Err(e) if e.is_not_found() => Ok(None),
@@ -225,14 +257,24 @@ impl KubeClient {
         }
     }
 
+    /// Whether the API serves the group path `api` (`apis/GROUP/VERSION`):
+    /// false when it answers that there is no such path.
+    pub async fn serves(&self, api: &str) -> Result<bool> {
+        match self.json(self.http.get(format!("{}/{api}", self.server))).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Deletes the object `name` (gracefully: it may linger a while).
-    pub async fn delete(&self, ns: &str, resource: &str, name: &str) -> Result<()> {
+    pub async fn delete(&self, ns: &str, resource: Resource, name: &str) -> Result<()> {
         let request = self.http.delete(self.url(ns, resource, Some(name))?).json(&json!({}));
         self.json(request).await.map(drop)
     }
 
     /// The objects whose labels match `selector`.
-    pub async fn list(&self, ns: &str, resource: &str, selector: &str) -> Result<Vec<Value>> {
+    pub async fn list(&self, ns: &str, resource: Resource, selector: &str) -> Result<Vec<Value>> {
         let request =
             self.http.get(self.url(ns, resource, None)?).query(&[("labelSelector", selector)]);
         let mut list = self.json(request).await?;
@@ -248,7 +290,7 @@ impl KubeClient {
     pub async fn watch(
         &self,
         ns: &str,
-        resource: &str,
+        resource: Resource,
         name: &str,
         version: &str,
     ) -> Result<Watch> {

@@ -1,7 +1,15 @@
-//! The `kubernetes` runtime, plain-pods mode (issue 30): a box is a Pod of
-//! the box image with the guest as entrypoint, a headless Service and a
-//! Secret holding the digest of the box secret, in one namespace of a
-//! cluster reached through a kubeconfig (or in-cluster credentials).
+//! The `kubernetes` runtime (issue 30), in one namespace of a cluster
+//! reached through a kubeconfig (or in-cluster credentials), in one of two
+//! modes ([`Mode`]):
+//!
+//! - **plain pods**: a box is a Pod of the box image with the guest as
+//!   entrypoint, a headless Service and a Secret holding the digest of the
+//!   box secret;
+//! - **agent-sandbox** (kubernetes-sigs/agent-sandbox installed): a box is a
+//!   `SandboxClaim` on a `SandboxWarmPool` of a `SandboxTemplate` holm makes
+//!   from the box's image and settings ([`agent_sandbox`]); the pool's
+//!   boxes are identity-free, and a claimed one is given its box secret
+//!   through its guest.
 //!
 //! The settings ([`KubeSettings`]) are always compiled, so a server built
 //! without the `kubernetes` cargo feature still checks a runtimes-file
@@ -11,6 +19,8 @@
 //! docs/runtimes.md ("Kubernetes") says what it does and what a real
 //! cluster needs.
 
+#[cfg(feature = "kubernetes")]
+mod agent_sandbox;
 #[cfg(feature = "kubernetes")]
 mod client;
 #[cfg(feature = "kubernetes")]
@@ -27,6 +37,8 @@ mod watch;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+#[cfg(feature = "kubernetes")]
+pub use agent_sandbox::{HOLMD_LABEL, POOL_SECRET_KEY};
 #[cfg(feature = "kubernetes")]
 pub use runtime::KubernetesRuntime;
 
@@ -46,6 +58,34 @@ pub struct Toleration {
     pub effect: Option<String>,
 }
 
+/// How boxes are made on the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// agent-sandbox's claims when the cluster serves them
+    /// (`extensions.agents.x-k8s.io/v1beta1`), else plain pods: asked once,
+    /// at the runtime's first call.
+    #[default]
+    Auto,
+    /// A Pod, a headless Service and a Secret per box.
+    Pods,
+    /// A `SandboxClaim` per box on a warm pool holm keeps.
+    AgentSandbox,
+}
+
+impl Mode {
+    /// Every mode, as a runtimes file names it.
+    pub const ALL: &'static [(&'static str, Mode)] =
+        &[("auto", Mode::Auto), ("pods", Mode::Pods), ("agent-sandbox", Mode::AgentSandbox)];
+
+    /// The mode a runtimes file names `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+    }
+}
+
+/// The warm pool's size in agent-sandbox mode unless the table says.
+pub const DEFAULT_WARM_POOL: u32 = 1;
+
 /// How a `kubernetes` runtime reaches its cluster and shapes its pods.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeSettings {
@@ -62,6 +102,11 @@ pub struct KubeSettings {
     pub node_selector: BTreeMap<String, String>,
     /// The pods' tolerations.
     pub tolerations: Vec<Toleration>,
+    /// Plain pods or agent-sandbox claims.
+    pub mode: Mode,
+    /// In agent-sandbox mode, how many ready boxes each warm pool keeps
+    /// (`0`: every claim starts a box cold).
+    pub warm_pool: u32,
 }
 
 impl Default for KubeSettings {
@@ -73,6 +118,8 @@ impl Default for KubeSettings {
             runtime_class: None,
             node_selector: BTreeMap::new(),
             tolerations: Vec::new(),
+            mode: Mode::Auto,
+            warm_pool: DEFAULT_WARM_POOL,
         }
     }
 }

@@ -13,10 +13,12 @@ use holm_proto::host::{Can, Environment, Place};
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::client::{ApiError, KubeClient};
+use super::client::{
+    ApiError, EXTENSIONS_API, KubeClient, PODS, Resource, SANDBOX_CLAIMS, SECRETS, SERVICES,
+};
 use super::objects::{self, Pod};
 use super::watch::WatchEvent;
-use super::{KubeSettings, config, object_name};
+use super::{KubeSettings, Mode, config, object_name};
 use crate::image::{ImageRequest, Progress};
 use crate::runtime::docker::DockerRuntime;
 use crate::runtime::{
@@ -26,7 +28,7 @@ use crate::runtime::{
 
 /// How long `create` waits for a pod to run (an image pull included)
 /// before it removes the box and fails.
-const RUN_TIMEOUT: Duration = Duration::from_secs(600);
+pub(super) const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A `kubernetes` runtime: boxes as Pods in one namespace.
 pub struct KubernetesRuntime {
@@ -34,6 +36,8 @@ pub struct KubernetesRuntime {
     settings: KubeSettings,
     builder: DockerRuntime,
     client: OnceCell<KubeClient>,
+    /// The mode in use: the settings', or what the cluster has ([`Mode::Auto`]).
+    mode: OnceCell<Mode>,
 }
 
 impl std::fmt::Debug for KubernetesRuntime {
@@ -50,14 +54,47 @@ impl KubernetesRuntime {
     /// images `builder` builds (the cluster must be able to pull them: on
     /// the stand-in, the local engine's images; docs/runtimes.md).
     pub fn new(name: &str, settings: KubeSettings, builder: DockerRuntime) -> Self {
-        Self { name: name.to_owned(), settings, builder, client: OnceCell::new() }
+        Self {
+            name: name.to_owned(),
+            settings,
+            builder,
+            client: OnceCell::new(),
+            mode: OnceCell::new(),
+        }
+    }
+
+    pub(super) fn name_str(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn settings(&self) -> &KubeSettings {
+        &self.settings
+    }
+
+    /// Plain pods or agent-sandbox: the settings' mode, or, for
+    /// [`Mode::Auto`], agent-sandbox when the cluster serves its claims.
+    async fn mode(&self) -> Result<Mode> {
+        self.mode
+            .get_or_try_init(|| async {
+                match self.settings.mode {
+                    Mode::Auto => {
+                        let served = self.client().await?.serves(EXTENSIONS_API).await;
+                        let served =
+                            served.map_err(|e| self.api_error("ask for agent-sandbox", e))?;
+                        Ok(if served { Mode::AgentSandbox } else { Mode::Pods })
+                    }
+                    other => Ok(other),
+                }
+            })
+            .await
+            .copied()
     }
 
     fn unavailable(&self, reason: impl std::fmt::Display) -> RuntimeError {
         RuntimeError::Unavailable { runtime: self.name.clone(), reason: reason.to_string() }
     }
 
-    fn api_error(&self, what: &str, e: ApiError) -> RuntimeError {
+    pub(super) fn api_error(&self, what: &str, e: ApiError) -> RuntimeError {
         match e {
             ApiError::Api(s) => RuntimeError::Engine(format!(
                 "kubernetes refused to {what}: {} ({}, {})",
@@ -67,7 +104,7 @@ impl KubernetesRuntime {
         }
     }
 
-    async fn client(&self) -> Result<&KubeClient> {
+    pub(super) async fn client(&self) -> Result<&KubeClient> {
         let s = &self.settings;
         self.client
             .get_or_try_init(|| async {
@@ -79,7 +116,7 @@ impl KubernetesRuntime {
             .await
     }
 
-    fn namespace(&self) -> &str {
+    pub(super) fn namespace(&self) -> &str {
         &self.settings.namespace
     }
 
@@ -90,7 +127,7 @@ impl KubernetesRuntime {
     /// Waits on a watch of the pod until it runs, or fails with why it
     /// cannot (an image that does not pull, an environment that does not
     /// resolve, a container that ended).
-    async fn wait_running(&self, name: &str) -> Result<Pod> {
+    pub(super) async fn wait_running(&self, name: &str) -> Result<Pod> {
         let wait = self.watch_pod(name, "0".to_owned(), |seen| match seen {
             Some(pod) => {
                 running_or_failed(&pod).map(|done| done.map(|()| pod).map_err(RuntimeError::Engine))
@@ -107,9 +144,9 @@ impl KubernetesRuntime {
 
     /// Waits on a watch until the pod `name` is gone (a pod is deleted
     /// gracefully: answered at once, gone once its containers are).
-    async fn wait_gone(&self, name: &str) -> Result<()> {
+    pub(super) async fn wait_gone(&self, name: &str) -> Result<()> {
         let client = self.client().await?;
-        let found = client.get(self.namespace(), "pods", name).await;
+        let found = client.get(self.namespace(), PODS, name).await;
         let Some(pod) = found.map_err(|e| self.api_error("read a pod", e))? else {
             return Ok(());
         };
@@ -124,54 +161,76 @@ impl KubernetesRuntime {
     }
 
     /// Watches the pod `name` from `version`, telling `on` each state seen
-    /// (none: the pod is gone) until it answers. A watch the server ends
-    /// (after `timeoutSeconds`) is opened again from the last version seen,
-    /// unless it brought no event at all (not even a bookmark), which
-    /// fails; one whose version is too old (`410 Gone`) goes on from the
-    /// pod read again (a relist).
+    /// (none: the pod is gone) until it answers ([`Self::watch_object`]).
     async fn watch_pod<T>(
         &self,
         name: &str,
-        mut version: String,
+        version: String,
         mut on: impl FnMut(Option<Pod>) -> Option<Result<T>>,
+    ) -> Result<T> {
+        let mut bad = None;
+        let done = self
+            .watch_object(PODS, name, version, |seen| match seen.map(Pod::from_value).transpose() {
+                Ok(pod) => on(pod),
+                Err(e) => {
+                    bad = Some(e);
+                    Some(Err(RuntimeError::Engine(String::new())))
+                }
+            })
+            .await;
+        match bad {
+            Some(e) => Err(e),
+            None => done,
+        }
+    }
+
+    /// Watches the object `name` of `resource` from `version`, telling `on`
+    /// each state seen (none: the object is gone) until it answers. A watch
+    /// the server ends (after `timeoutSeconds`) is opened again from the
+    /// last version seen, unless it brought no event at all (not even a
+    /// bookmark), which fails; one whose version is too old (`410 Gone`)
+    /// goes on from the object read again (a relist).
+    pub(super) async fn watch_object<T>(
+        &self,
+        resource: Resource,
+        name: &str,
+        mut version: String,
+        mut on: impl FnMut(Option<Value>) -> Option<Result<T>>,
     ) -> Result<T> {
         let client = self.client().await?;
         let ns = self.namespace();
+        let what = resource.plural;
         loop {
-            let opened = client.watch(ns, "pods", name, &version).await;
+            let opened = client.watch(ns, resource, name, &version).await;
             let mut events = opened.map_err(|e| self.api_error("watch", e))?;
             let mut any = false;
             while let Some(event) = events.next().await.map_err(|e| self.api_error("watch", e))? {
                 any = true;
                 let seen = match event {
-                    WatchEvent::Added(pod) | WatchEvent::Modified(pod) => Some(pod),
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) => Some(o),
                     WatchEvent::Deleted(_) => None,
                     WatchEvent::Bookmark(o) => {
                         version = resource_version(&o).unwrap_or(version);
                         continue;
                     }
                     WatchEvent::Error(s) if s.code == 410 => {
-                        let got = client.get(ns, "pods", name).await;
-                        got.map_err(|e| self.api_error("read a pod", e))?
+                        let got = client.get(ns, resource, name).await;
+                        got.map_err(|e| self.api_error("read an object", e))?
                     }
                     WatchEvent::Error(s) => {
                         return Err(RuntimeError::Engine(format!("watch: {}", s.message)));
                     }
                 };
-                let pod = match seen {
-                    Some(v) => {
-                        version = resource_version(&v).unwrap_or(version);
-                        Some(Pod::from_value(v)?)
-                    }
-                    None => None,
-                };
-                if let Some(done) = on(pod) {
+                if let Some(v) = &seen {
+                    version = resource_version(v).unwrap_or(version);
+                }
+                if let Some(done) = on(seen) {
                     return done;
                 }
             }
             if !any {
                 return Err(RuntimeError::Engine(format!(
-                    "the watch of pod {name} ended with no event"
+                    "the watch of {what} {name} ended with no event"
                 )));
             }
         }
@@ -181,20 +240,30 @@ impl KubernetesRuntime {
         let client = self.client().await?;
         let ns = self.namespace();
         let secret = objects::secret(spec, &self.name);
-        let made = client.create(ns, "secrets", &secret).await;
+        let made = client.create(ns, SECRETS, &secret).await;
         made.map_err(|e| self.api_error("create a secret", e))?;
         let pod = objects::pod(spec, &self.name, &self.settings);
-        let made = client.create(ns, "pods", &pod).await;
+        let made = client.create(ns, PODS, &pod).await;
         made.map_err(|e| self.api_error("create a pod", e))?;
         let service = objects::service(spec, &self.name);
-        let made = client.create(ns, "services", &service).await;
+        let made = client.create(ns, SERVICES, &service).await;
         made.map_err(|e| self.api_error("create a service", e))?;
         self.wait_running(&object_name(&spec.box_id)).await
     }
 
-    async fn list_pods(&self, selector: &str) -> Result<Vec<Machine>> {
+    /// The boxes whose labels match `selector`: pods, or claims.
+    async fn list_boxes(&self, selector: &str) -> Result<Vec<Machine>> {
         let client = self.client().await?;
-        let listed = client.list(self.namespace(), "pods", selector).await;
+        if self.mode().await? == Mode::AgentSandbox {
+            let listed = client.list(self.namespace(), SANDBOX_CLAIMS, selector).await;
+            let claims = listed.map_err(|e| self.api_error("list SandboxClaims", e))?;
+            let mut machines = Vec::with_capacity(claims.len());
+            for claim in &claims {
+                machines.push(self.claim_to_machine(claim).await?);
+            }
+            return Ok(machines);
+        }
+        let listed = client.list(self.namespace(), PODS, selector).await;
         let items = listed.map_err(|e| self.api_error("list pods", e))?;
         items.into_iter().map(|v| Pod::from_value(v).map(to_machine)).collect()
     }
@@ -236,7 +305,7 @@ fn running_or_failed(pod: &Pod) -> Option<std::result::Result<(), String>> {
 }
 
 /// The machine a pod is.
-fn machine(pod: Pod, ports: &[u16]) -> Machine {
+pub(super) fn machine(pod: Pod, ports: &[u16]) -> Machine {
     let meta = pod.metadata;
     let mut labels: BTreeMap<String, String> = meta.annotations.unwrap_or_default();
     labels.extend(meta.labels.unwrap_or_default());
@@ -269,7 +338,7 @@ fn machine(pod: Pod, ports: &[u16]) -> Machine {
 }
 
 /// The ports of a pod's first container.
-fn pod_ports(pod: &Pod) -> Vec<u16> {
+pub(super) fn pod_ports(pod: &Pod) -> Vec<u16> {
     let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
     containers
         .first()
@@ -317,7 +386,17 @@ impl Runtime for KubernetesRuntime {
     }
 
     async fn ping(&self) -> Result<()> {
-        match self.client().await?.namespace(self.namespace()).await {
+        let client = self.client().await?;
+        if self.settings.mode == Mode::AgentSandbox {
+            let served = client.serves(EXTENSIONS_API).await;
+            if !served.map_err(|e| self.unavailable(format!("the API did not answer: {e}")))? {
+                return Err(self.unavailable(format!(
+                    "mode agent-sandbox, but the cluster does not serve {EXTENSIONS_API}: install \
+                     kubernetes-sigs/agent-sandbox's extensions, or use mode pods"
+                )));
+            }
+        }
+        match client.namespace(self.namespace()).await {
             Ok(Some(_)) => Ok(()),
             Ok(None) => {
                 Err(self
@@ -340,44 +419,51 @@ impl Runtime for KubernetesRuntime {
     }
 
     async fn create(&self, spec: &MachineSpec) -> Result<Machine> {
-        match self.create_objects(spec).await {
-            Ok(pod) => Ok(machine(pod, &spec.ports)),
-            Err(e) => {
-                // Nothing of a box that did not start is left behind.
-                let _ = self.remove(&object_name(&spec.box_id)).await;
-                Err(e)
-            }
+        let made = match self.mode().await? {
+            Mode::AgentSandbox => self.claim_box(spec).await,
+            _ => self.create_objects(spec).await.map(|pod| machine(pod, &spec.ports)),
+        };
+        if made.is_err() {
+            // Nothing of a box that did not start is left behind.
+            let _ = self.remove(&object_name(&spec.box_id)).await;
         }
+        made
     }
 
     async fn inspect(&self, id: &str) -> Result<Machine> {
-        let got = self.client().await?.get(self.namespace(), "pods", id).await;
-        match got.map_err(|e| self.api_error("read a pod", e))? {
+        let claims = self.mode().await? == Mode::AgentSandbox;
+        let resource = if claims { SANDBOX_CLAIMS } else { PODS };
+        let got = self.client().await?.get(self.namespace(), resource, id).await;
+        match got.map_err(|e| self.api_error("read a box", e))? {
+            Some(claim) if claims => self.claim_to_machine(&claim).await,
             Some(pod) => Ok(to_machine(Pod::from_value(pod)?)),
             None => Err(RuntimeError::NotFound(id.to_owned())),
         }
     }
 
     async fn remove(&self, id: &str) -> Result<()> {
+        if self.mode().await? == Mode::AgentSandbox {
+            return self.remove_claim(id).await;
+        }
         let client = self.client().await?;
         let ns = self.namespace();
         let gone = |r: std::result::Result<(), ApiError>, what: &str| match r {
             Err(e) if !e.is_not_found() => Err(self.api_error(what, e)),
             _ => Ok(()),
         };
-        gone(client.delete(ns, "pods", id).await, "delete a pod")?;
+        gone(client.delete(ns, PODS, id).await, "delete a pod")?;
         self.wait_gone(id).await?;
-        gone(client.delete(ns, "services", id).await, "delete a service")?;
-        gone(client.delete(ns, "secrets", id).await, "delete a secret")
+        gone(client.delete(ns, SERVICES, id).await, "delete a service")?;
+        gone(client.delete(ns, SECRETS, id).await, "delete a secret")
     }
 
     async fn list(&self) -> Result<Vec<Machine>> {
-        self.list_pods(&self.label_selector()).await
+        self.list_boxes(&self.label_selector()).await
     }
 
     async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
         let selector = format!("{LABEL_BOX}={box_id},{LABEL_RUNTIME}={}", self.name);
-        Ok(self.list_pods(&selector).await?.into_iter().next())
+        Ok(self.list_boxes(&selector).await?.into_iter().next())
     }
 }
 

@@ -1,0 +1,406 @@
+//! agent-sandbox mode: a box is a `SandboxClaim` on a `SandboxWarmPool` of a
+//! `SandboxTemplate` (kubernetes-sigs/agent-sandbox, `v1beta1`).
+//!
+//! - **One template and pool per kind of box.** What a box's pod is made
+//!   of (the image, the guest's environment but the secret's digest, the
+//!   ports, resources and the settings' pod fields) names its template,
+//!   `holm-t-` and 12 hex digits of its SHA-256, so boxes alike share a
+//!   pool and a changed image makes a new one. The template, its pool
+//!   (`warm_pool` ready boxes) and a Secret of the same name are made at
+//!   the first box of that kind, by whichever server gets there first (an
+//!   `AlreadyExists` answer is taken as "made").
+//! - **The pool's boxes are identity-free.** They start with the *pool's*
+//!   secret, whose digest the template's pod reads from the Secret (the
+//!   secret itself is in the Secret too, under [`POOL_SECRET_KEY`], which
+//!   no pod reads: the runtime needs it to reach a pool box's guest, and
+//!   two servers must agree on it). A claim gives its box no `env`, which
+//!   would start it cold: once the claim holds a running box, the runtime
+//!   asks the box's guest, with the pool's secret, to take the *box's*
+//!   secret's digest (`PUT /v1/secret` with `secret_sha256`); the box
+//!   secret itself never reaches the cluster.
+//! - **The box's end**: the claim's `lifecycle.shutdownTime` is the box's
+//!   deadline, with `shutdownPolicy: Delete`, so the cluster ends a box no
+//!   server removed.
+//! - **Confinement**: the template's pod is the plain-pods mode's (no
+//!   service-account token, resources, runtime class, node selector,
+//!   tolerations), and its NetworkPolicy (`networkPolicyManagement:
+//!   Managed`, made by agent-sandbox's controller) lets in only holmd's
+//!   pods ([`HOLMD_LABEL`]) on the box's ports, and lets out DNS and every
+//!   address but the private ranges and the metadata address.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use super::client::{SANDBOX_CLAIMS, SANDBOX_TEMPLATES, SANDBOX_WARM_POOLS, SECRETS};
+use super::objects::{self, Pod};
+use super::runtime::KubernetesRuntime;
+use super::{KubeSettings, object_name};
+use crate::runtime::{
+    ENV_SECRET_SHA256, LABEL_BOX, LABEL_RUNTIME, Machine, MachineSpec, Result, RuntimeError,
+};
+
+/// The key of the pool's own secret in its Secret (read by the runtime,
+/// never by a pod).
+pub const POOL_SECRET_KEY: &str = "holm-pool-secret";
+
+/// The label of holmd's pods, the only ones a box lets in.
+pub const HOLMD_LABEL: (&str, &str) = ("app.kubernetes.io/name", "holmd");
+
+/// The addresses a box may not reach: the private ranges (RFC 1918, the
+/// shared address space) and the link-local range with the metadata
+/// address.
+const BLOCKED: &[&str] =
+    &["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"];
+
+/// How long a claimed box's guest may take to answer before the claim
+/// fails (it started with its pool, so it usually answers at once).
+const GUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The name of the template, pool and Secret of the boxes alike `spec`.
+pub fn template_name(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> String {
+    let pod = pod_template(spec, runtime, s, "holm-t");
+    let digest = sha2::Sha256::digest(pod.to_string().as_bytes());
+    let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("holm-t-{hex}")
+}
+
+/// The template's pod: the plain-pods mode's, without the box's identity
+/// (its labels are the runtime's alone, and the digest comes from the
+/// pool's Secret `name`).
+fn pod_template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str) -> Value {
+    let mut pod = objects::pod(spec, runtime, s);
+    let env = pod["spec"]["containers"][0]["env"].as_array_mut();
+    for var in env.into_iter().flatten() {
+        if var["name"] == ENV_SECRET_SHA256 {
+            var["valueFrom"]["secretKeyRef"]["name"] = json!(name);
+        }
+    }
+    json!({
+        "metadata": { "labels": { LABEL_RUNTIME: runtime } },
+        "spec": pod["spec"],
+    })
+}
+
+/// The template `name` of boxes alike `spec`, with its network policy.
+pub fn template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str) -> Value {
+    let ports: Vec<Value> =
+        spec.ports.iter().map(|p| json!({"protocol": "TCP", "port": p})).collect();
+    let (key, value) = HOLMD_LABEL;
+    json!({
+        "apiVersion": "extensions.agents.x-k8s.io/v1beta1",
+        "kind": "SandboxTemplate",
+        "metadata": { "name": name, "labels": { LABEL_RUNTIME: runtime } },
+        "spec": {
+            "podTemplate": pod_template(spec, runtime, s, name),
+            "networkPolicyManagement": "Managed",
+            "networkPolicy": {
+                "ingress": [{
+                    "from": [{ "podSelector": { "matchLabels": { key: value } } }],
+                    "ports": ports,
+                }],
+                "egress": [
+                    { "ports": [{ "protocol": "UDP", "port": 53 }, { "protocol": "TCP", "port": 53 }] },
+                    { "to": [{ "ipBlock": { "cidr": "0.0.0.0/0", "except": BLOCKED } }] },
+                ],
+            },
+        },
+    })
+}
+
+/// The warm pool of the template `name`.
+pub fn pool(runtime: &str, name: &str, replicas: u32) -> Value {
+    json!({
+        "apiVersion": "extensions.agents.x-k8s.io/v1beta1",
+        "kind": "SandboxWarmPool",
+        "metadata": { "name": name, "labels": { LABEL_RUNTIME: runtime } },
+        "spec": { "replicas": replicas, "sandboxTemplateRef": { "name": name } },
+    })
+}
+
+/// The pool's Secret: the digest its boxes start with, and the secret.
+fn pool_secret(runtime: &str, name: &str, secret: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": { "name": name, "labels": { LABEL_RUNTIME: runtime } },
+        "type": "Opaque",
+        "stringData": {
+            ENV_SECRET_SHA256: crate::ids::secret_digest(secret),
+            POOL_SECRET_KEY: secret,
+        },
+    })
+}
+
+/// The box's claim on the pool `pool`, ended by the cluster at the box's
+/// deadline.
+pub fn claim(spec: &MachineSpec, runtime: &str, pool: &str) -> Value {
+    let annotations: std::collections::BTreeMap<&String, &String> = spec
+        .labels
+        .iter()
+        .filter(|(k, _)| k.as_str() != LABEL_BOX && k.as_str() != LABEL_RUNTIME)
+        .collect();
+    let mut claim = json!({
+        "apiVersion": "extensions.agents.x-k8s.io/v1beta1",
+        "kind": "SandboxClaim",
+        "metadata": {
+            "name": object_name(&spec.box_id),
+            "labels": objects::labels(spec, runtime),
+            "annotations": annotations,
+        },
+        "spec": { "warmPoolRef": { "name": pool } },
+    });
+    if let Some(deadline) = spec.deadline {
+        let at = humantime::format_rfc3339_seconds(deadline).to_string();
+        claim["spec"]["lifecycle"] = json!({ "shutdownTime": at, "shutdownPolicy": "Delete" });
+    }
+    claim
+}
+
+/// The name of the Sandbox (and of its pod) a claim holds, once it holds one.
+pub fn sandbox_of(claim: &Value) -> Option<&str> {
+    claim["status"]["sandbox"]["name"].as_str().filter(|n| !n.is_empty())
+}
+
+/// The pool's secret, as its Secret holds it (`data` is base64, as the API
+/// answers; `stringData` as a stand-in might).
+fn read_pool_secret(secret: &Value) -> Option<String> {
+    use base64::Engine;
+    if let Some(b64) = secret["data"][POOL_SECRET_KEY].as_str() {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+        return String::from_utf8(bytes).ok();
+    }
+    secret["stringData"][POOL_SECRET_KEY].as_str().map(str::to_owned)
+}
+
+impl KubernetesRuntime {
+    /// Makes, unless there are, the template, pool and Secret of boxes
+    /// alike `spec`, and answers their name and the pool's secret.
+    async fn ensure_pool(&self, spec: &MachineSpec) -> Result<(String, String)> {
+        let (runtime, s) = (self.name_str(), self.settings());
+        let name = template_name(spec, runtime, s);
+        let client = self.client().await?;
+        let ns = self.namespace();
+        let mut stored = client.get(ns, SECRETS, &name).await;
+        if matches!(stored, Ok(None)) {
+            let made = client
+                .create(ns, SECRETS, &pool_secret(runtime, &name, &crate::ids::new_secret()))
+                .await;
+            match made {
+                Ok(v) => stored = Ok(Some(v)),
+                // Another server made it first: read theirs.
+                Err(e) if is_conflict(&e) => stored = client.get(ns, SECRETS, &name).await,
+                Err(e) => return Err(self.api_error("create the pool's secret", e)),
+            }
+        }
+        let stored = stored.map_err(|e| self.api_error("read the pool's secret", e))?;
+        let secret = stored.as_ref().and_then(read_pool_secret).ok_or_else(|| {
+            RuntimeError::Engine(format!("the Secret {name} holds no {POOL_SECRET_KEY}"))
+        })?;
+        let template = template(spec, runtime, s, &name);
+        let pool = pool(runtime, &name, s.warm_pool);
+        for (resource, object, what) in [
+            (SANDBOX_TEMPLATES, &template, "create a SandboxTemplate"),
+            (SANDBOX_WARM_POOLS, &pool, "create a SandboxWarmPool"),
+        ] {
+            match client.create(ns, resource, object).await {
+                Err(e) if !is_conflict(&e) => return Err(self.api_error(what, e)),
+                _ => {}
+            }
+        }
+        Ok((name, secret))
+    }
+
+    /// Claims a box of the pool for `spec`, waits until it runs, and gives
+    /// its guest the box's secret.
+    pub(super) async fn claim_box(&self, spec: &MachineSpec) -> Result<Machine> {
+        let (pool, pool_secret) = self.ensure_pool(spec).await?;
+        let client = self.client().await?;
+        let claim = claim(spec, self.name_str(), &pool);
+        let made = client.create(self.namespace(), SANDBOX_CLAIMS, &claim).await;
+        made.map_err(|e| self.api_error("create a SandboxClaim", e))?;
+        let name = object_name(&spec.box_id);
+        let held = self.wait_held(&name).await?;
+        let pod = self.wait_running(&held).await?;
+        let machine = self.claim_machine(&name, pod, &spec.ports).await?;
+        let guest = machine.guest().ok_or_else(|| {
+            RuntimeError::Engine(format!("the claim {name}'s pod has no address"))
+        })?;
+        let digest = spec.env.iter().find(|(k, _)| k == ENV_SECRET_SHA256).map(|(_, v)| v.clone());
+        let digest = digest.ok_or_else(|| RuntimeError::Engine("a box without a secret".into()))?;
+        let pool_client = holm_client::BoxClient::at(guest, &pool_secret);
+        let given = tokio::time::timeout(GUEST_TIMEOUT, async {
+            loop {
+                match pool_client.set_box_secret_digest(&digest).await {
+                    // Not listening yet: its pod runs, its guest starts.
+                    Err(holm_client::ClientError::Transport { .. }) => {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    other => return other,
+                }
+            }
+        })
+        .await;
+        match given {
+            Ok(Ok(())) => Ok(machine),
+            Ok(Err(e)) => Err(RuntimeError::Engine(format!(
+                "the claimed box's guest refused its secret: {e}"
+            ))),
+            Err(_) => Err(RuntimeError::Engine(format!(
+                "the claimed box's guest did not answer in {} s",
+                GUEST_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Waits on a watch of the claim `name` until it holds a Sandbox, and
+    /// answers its name (that of its pod too).
+    async fn wait_held(&self, name: &str) -> Result<String> {
+        let wait = self.watch_object(SANDBOX_CLAIMS, name, "0".to_owned(), |seen| match seen {
+            Some(claim) => sandbox_of(&claim).map(|s| Ok(s.to_owned())),
+            None => Some(Err(RuntimeError::Engine(format!("the claim {name} was deleted")))),
+        });
+        tokio::time::timeout(super::runtime::RUN_TIMEOUT, wait).await.unwrap_or_else(|_| {
+            Err(RuntimeError::Engine(format!("the claim {name} held no box in time")))
+        })
+    }
+
+    /// The machine the claim `name` is, its box's pod `pod`.
+    async fn claim_machine(&self, name: &str, pod: Pod, ports: &[u16]) -> Result<Machine> {
+        let got = self.client().await?.get(self.namespace(), SANDBOX_CLAIMS, name).await;
+        let claim = got.map_err(|e| self.api_error("read a SandboxClaim", e))?;
+        let claim = claim.ok_or_else(|| RuntimeError::NotFound(name.to_owned()))?;
+        Ok(as_machine(&claim, pod, ports))
+    }
+
+    /// The machine of the claim `claim`: its pod's state and address, the
+    /// claim's labels and name.
+    pub(super) async fn claim_to_machine(&self, claim: &Value) -> Result<Machine> {
+        let Some(held) = sandbox_of(claim) else {
+            return Ok(as_machine(claim, Pod::default(), &[]));
+        };
+        let got = self.client().await?.get(self.namespace(), super::client::PODS, held).await;
+        let pod = match got.map_err(|e| self.api_error("read a pod", e))? {
+            Some(v) => Pod::from_value(v)?,
+            None => Pod::default(),
+        };
+        let ports = super::runtime::pod_ports(&pod);
+        Ok(as_machine(claim, pod, &ports))
+    }
+
+    /// Deletes the claim `name` (its Sandbox and pod go with it) and waits
+    /// until its pod is gone.
+    pub(super) async fn remove_claim(&self, name: &str) -> Result<()> {
+        let client = self.client().await?;
+        let ns = self.namespace();
+        let got = client.get(ns, SANDBOX_CLAIMS, name).await;
+        let Some(claim) = got.map_err(|e| self.api_error("read a SandboxClaim", e))? else {
+            return Ok(());
+        };
+        match client.delete(ns, SANDBOX_CLAIMS, name).await {
+            Err(e) if !e.is_not_found() => return Err(self.api_error("delete a SandboxClaim", e)),
+            _ => {}
+        }
+        match sandbox_of(&claim) {
+            Some(held) => self.wait_gone(held).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// The machine of a claim whose box's pod is `pod`.
+fn as_machine(claim: &Value, pod: Pod, ports: &[u16]) -> Machine {
+    let mut m = super::runtime::machine(pod, ports);
+    let meta = &claim["metadata"];
+    let mut labels = std::collections::BTreeMap::new();
+    for field in ["annotations", "labels"] {
+        for (k, v) in meta[field].as_object().into_iter().flatten() {
+            if let Some(v) = v.as_str() {
+                labels.insert(k.clone(), v.to_owned());
+            }
+        }
+    }
+    if meta["deletionTimestamp"].is_string() {
+        m.state = crate::runtime::MachineState::Gone;
+        m.endpoints.clear();
+    }
+    m.id = meta["name"].as_str().unwrap_or_default().to_owned();
+    m.box_id = labels.get(LABEL_BOX).cloned();
+    m.labels = labels;
+    m
+}
+
+fn is_conflict(e: &super::client::ApiError) -> bool {
+    matches!(e, super::client::ApiError::Api(s) if s.code == 409)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(image: &str) -> MachineSpec {
+        MachineSpec {
+            box_id: "box_abc".into(),
+            image: image.into(),
+            env: vec![
+                (ENV_SECRET_SHA256.into(), "d1g357".into()),
+                ("HOLM_SCREENS".into(), "1".into()),
+            ],
+            labels: [("holm.spec".to_owned(), "{}".to_owned())].into(),
+            ports: vec![8765],
+            public_ports: vec![],
+            memory_bytes: None,
+            nano_cpus: None,
+            pids_limit: None,
+            profile: None,
+            deadline: Some(std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000)),
+            idle_timeout_secs: None,
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn boxes_alike_share_a_template_that_holds_no_identity() {
+        let s = KubeSettings::default();
+        let name = template_name(&spec("img:1"), "k8s", &s);
+        assert!(name.starts_with("holm-t-") && name.len() == 19, "{name}");
+        let mut other = spec("img:1");
+        other.box_id = "box_other".into();
+        other.env[0].1 = "an0ther".into();
+        assert_eq!(
+            template_name(&other, "k8s", &s),
+            name,
+            "the box and its digest name no template"
+        );
+        assert_ne!(template_name(&spec("img:2"), "k8s", &s), name);
+        let t = template(&spec("img:1"), "k8s", &s, &name);
+        let text = t.to_string();
+        assert!(!text.contains("box_abc") && !text.contains("d1g357"), "{text}");
+        let env = &t["spec"]["podTemplate"]["spec"]["containers"][0]["env"][0];
+        assert_eq!(env["valueFrom"]["secretKeyRef"]["name"], name.as_str());
+        assert_eq!(t["spec"]["podTemplate"]["spec"]["automountServiceAccountToken"], false);
+        let egress = &t["spec"]["networkPolicy"]["egress"][1]["to"][0]["ipBlock"];
+        assert!(egress["except"].as_array().unwrap().contains(&json!("169.254.0.0/16")));
+    }
+
+    #[test]
+    fn a_claim_names_its_box_and_ends_at_its_deadline() {
+        let c = claim(&spec("img:1"), "k8s", "holm-t-x");
+        assert_eq!(c["metadata"]["name"], "holm-box-abc");
+        assert_eq!(c["metadata"]["labels"][LABEL_BOX], "box_abc");
+        assert_eq!(c["metadata"]["annotations"]["holm.spec"], "{}");
+        assert_eq!(c["spec"]["warmPoolRef"]["name"], "holm-t-x");
+        assert_eq!(c["spec"]["lifecycle"]["shutdownTime"], "2027-01-15T08:00:00Z");
+        assert!(c.get("env").is_none() && c["spec"].get("env").is_none(), "no env: no cold start");
+    }
+
+    #[test]
+    fn the_pool_secret_reads_from_data_or_string_data() {
+        let s = pool_secret("k8s", "holm-t-x", "p00l-secret");
+        assert_eq!(read_pool_secret(&s).as_deref(), Some("p00l-secret"));
+        let answered = json!({ "data": { POOL_SECRET_KEY: "cDAwbC1zZWNyZXQ=" } });
+        assert_eq!(read_pool_secret(&answered).as_deref(), Some("p00l-secret"));
+        assert_eq!(read_pool_secret(&json!({})), None);
+    }
+}
