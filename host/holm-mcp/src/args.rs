@@ -1,13 +1,9 @@
-//! The arguments of each tool.
-//!
-//! Each type is both the tool's input schema (through `schemars`; the doc
+//! Parsing a tool's arguments. Each tool's argument type, in its group's
+//! file under `tools`, is both its input schema (through `schemars`; the doc
 //! comments are what a model reads) and its parser. Arguments are parsed
 //! strictly with [`holm_proto::strict`]: an unknown field is refused, and one
 //! answer names every wrong field, as REST does.
 
-use std::collections::BTreeMap;
-
-use holm_proto::guest::{Action, Button, ElementState, StorageState, WaitUntil};
 use holm_proto::{ApiError, Issue};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,389 +14,6 @@ use serde::de::DeserializeOwned;
 #[schemars(deny_unknown_fields)]
 pub struct NoArgs {}
 
-/// `launch_box`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct LaunchBoxArgs {
-    /// The runtime, as list_runtimes names it (default: the server's default).
-    #[serde(default)]
-    pub runtime: Option<String>,
-    /// Remove the box this many minutes after it starts (default: the
-    /// runtime's lifetime, usually 60).
-    #[serde(default)]
-    pub ttl_minutes: Option<u64>,
-    /// Remove the box when no tool acted on it for this many minutes.
-    /// Screenshots and cursor reads do not count as acting.
-    #[serde(default)]
-    pub idle_minutes: Option<u64>,
-    /// How many screens, 1 to 6 (default 1).
-    #[serde(default)]
-    pub screens: Option<u8>,
-    /// The size of every screen in pixels, WIDTHxHEIGHT (default 1280x800).
-    #[serde(default)]
-    pub screen_size: Option<String>,
-    /// The display server: "x11" (default) or "wayland" (headless sway). The
-    /// tools are the same; on Wayland the cursor tool cannot say where the
-    /// pointer is after a person moved it, until you move it again.
-    #[serde(default)]
-    pub display: Option<holm_proto::guest::Profile>,
-    /// Apps from the server's catalogue, such as "vscode".
-    #[serde(default)]
-    pub apps: Vec<String>,
-    /// Debian packages to install, such as "jq".
-    #[serde(default)]
-    pub packages: Vec<String>,
-    /// Keep Chromium's profile under this name, so a later box with the same
-    /// profile finds its logins. Only runtimes that can keep a browser profile
-    /// accept it.
-    #[serde(default)]
-    pub profile: Option<String>,
-    /// Wait at most this many seconds for the desktop (default 50, at most
-    /// 900). A box still starting then is answered as it is.
-    #[serde(default)]
-    pub wait_secs: Option<u64>,
-}
-
-/// `remove_box`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct BoxArgs {
-    /// The box's id, such as "box_7hq3k2m9x4ab".
-    pub box_id: String,
-}
-
-/// An image format for screenshots.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ShotFormat {
-    /// Lossless; sharp text.
-    #[default]
-    Png,
-    /// Lossy and smaller.
-    Jpeg,
-}
-
-/// `screenshot`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ScreenshotArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The screen, from 0 (default 0).
-    #[serde(default)]
-    pub screen: u8,
-    /// "png" (default) or "jpeg".
-    #[serde(default)]
-    pub format: ShotFormat,
-    /// Draw the mouse pointer into the image (default false).
-    #[serde(default)]
-    pub cursor: bool,
-}
-
-/// Which coordinates a `desktop` call gives.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Coordinates {
-    /// Pixels of this screen's screenshots (what `screenshot` shows).
-    #[default]
-    Screenshot,
-    /// Pixels of the screen itself.
-    Screen,
-}
-
-/// `desktop`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct DesktopArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The screen, from 0 (default 0).
-    #[serde(default)]
-    pub screen: u8,
-    /// The actions, run in order; all are checked before any runs.
-    pub actions: Vec<Action>,
-    /// What x and y mean: "screenshot" pixels (default) or "screen" pixels.
-    #[serde(default)]
-    pub coordinates: Coordinates,
-    /// Answer with a screenshot taken after the actions (default true).
-    #[serde(default = "yes")]
-    pub screenshot: bool,
-    /// Before that screenshot, wait until the screen stops changing, at most
-    /// 2 seconds (default true).
-    #[serde(default = "yes")]
-    pub settle: bool,
-    /// Keep the typed text out of every record (what one logs in with,
-    /// say): holmd keeps it nowhere, not even its length (default false).
-    #[serde(default)]
-    pub sensitive: bool,
-}
-
-/// `cursor`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct CursorArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The screen, from 0 (default 0).
-    #[serde(default)]
-    pub screen: u8,
-}
-
-/// `view_screen`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ViewScreenArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The screen, from 0 (default 0).
-    #[serde(default)]
-    pub screen: u8,
-    /// A takeover link (mouse, keyboard and clipboard) rather than watch only (default false).
-    #[serde(default)]
-    pub takeover: bool,
-}
-
-/// `ask_for_help`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct AskForHelpArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// Why a person is needed, shown to them on the takeover page (1 to 500 characters).
-    pub reason: String,
-    /// The screen the person should take, from 0 (default 0).
-    #[serde(default)]
-    pub screen: u8,
-}
-
-/// `wait_for_handback`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct WaitForHandbackArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The longest wait in seconds, 1 to 900 (default 50).
-    #[serde(default)]
-    pub wait_secs: Option<u64>,
-}
-
-/// `exec`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ExecArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The program and its arguments, run without a shell. Give this or
-    /// `command`.
-    #[serde(default)]
-    pub argv: Option<Vec<String>>,
-    /// A command line, run with `bash -c`. Give this or `argv`.
-    #[serde(default)]
-    pub command: Option<String>,
-    /// The working directory, an absolute path (default: the home directory).
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Variables added to the environment.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Text written to standard input, which is then closed.
-    #[serde(default)]
-    pub stdin: Option<String>,
-    /// Kill the command after this many seconds (default 50, at most 3600).
-    #[serde(default)]
-    pub timeout_secs: Option<u64>,
-    /// Keep argv, command, env and stdin out of every record: holmd records
-    /// the command only as "[sensitive]" (default false).
-    #[serde(default)]
-    pub sensitive: bool,
-}
-
-/// How file content travels in a tool call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Encoding {
-    /// UTF-8 text.
-    #[default]
-    Text,
-    /// Base64 of the raw bytes, for binary files.
-    Base64,
-}
-
-/// `read_file`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ReadFileArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// An absolute path in the box.
-    pub path: String,
-    /// "text" (default; the file must be UTF-8) or "base64".
-    #[serde(default)]
-    pub encoding: Encoding,
-    /// Read at most this many bytes (default 100000, at most 10000000).
-    #[serde(default)]
-    pub max_bytes: Option<u64>,
-}
-
-/// `write_file`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct WriteFileArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// An absolute path in the box; missing directories are made.
-    pub path: String,
-    /// The whole new content of the file.
-    pub content: String,
-    /// How `content` is written: "text" (default) or "base64".
-    #[serde(default)]
-    pub encoding: Encoding,
-    /// Permission bits in octal, such as "755" (default "644" for a new file;
-    /// an existing file keeps its own).
-    #[serde(default)]
-    pub mode: Option<String>,
-}
-
-/// `list_files`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ListFilesArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// An absolute path to a directory in the box.
-    pub path: String,
-    /// How many levels to descend, 1 to 32 (default 1).
-    #[serde(default)]
-    pub depth: Option<u32>,
-}
-
-/// What a `page` call does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PageAction {
-    /// Load url in the tab and wait for it.
-    Navigate,
-    /// Click the first visible element that matches selector.
-    Click,
-    /// Type text as key presses, into selector (focused first) or where the
-    /// focus is.
-    Type,
-    /// Set the value of the field that matches selector at once.
-    Fill,
-    /// Press key, into selector (focused first) or where the focus is.
-    Press,
-    /// Wait until an element that matches selector is in state.
-    Wait,
-    /// Run the JavaScript expression in the page and answer its value.
-    Evaluate,
-    /// Open a new tab at url; it becomes the current tab.
-    OpenTab,
-    /// Close tab.
-    CloseTab,
-    /// Bring tab to the front and make it the current tab.
-    ActivateTab,
-}
-
-impl PageAction {
-    /// The action's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Navigate => "navigate",
-            Self::Click => "click",
-            Self::Type => "type",
-            Self::Fill => "fill",
-            Self::Press => "press",
-            Self::Wait => "wait",
-            Self::Evaluate => "evaluate",
-            Self::OpenTab => "open_tab",
-            Self::CloseTab => "close_tab",
-            Self::ActivateTab => "activate_tab",
-        }
-    }
-
-    /// The fields the action needs, and the ones it also takes (besides
-    /// `box_id` and `action`).
-    pub fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
-        match self {
-            Self::Navigate => (&["url"], &["tab", "wait_until", "timeout_ms"]),
-            Self::Click => (&["selector"], &["tab", "button", "count", "timeout_ms"]),
-            Self::Type => (&["text"], &["selector", "tab", "timeout_ms", "sensitive"]),
-            Self::Fill => (&["selector", "value"], &["tab", "timeout_ms", "sensitive"]),
-            Self::Press => (&["key"], &["selector", "tab", "timeout_ms"]),
-            Self::Wait => (&["selector"], &["state", "tab", "timeout_ms"]),
-            Self::Evaluate => (&["expression"], &["tab", "await_promise", "timeout_ms"]),
-            Self::OpenTab => (&[], &["url", "wait_until", "timeout_ms"]),
-            Self::CloseTab | Self::ActivateTab => (&["tab"], &[]),
-        }
-    }
-}
-
-/// `page`: one action on the box's browser (screen 0). Which fields an
-/// action takes is checked by [`parse_page`].
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct PageArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// What to do: navigate {url}, click {selector}, type {text}, fill
-    /// {selector,value}, press {key}, wait {selector}, evaluate {expression},
-    /// open_tab {url}, close_tab {tab}, activate_tab {tab}.
-    pub action: PageAction,
-    /// The tab, as list_tabs answers its id (default: the current tab).
-    /// Required by close_tab and activate_tab.
-    #[serde(default)]
-    pub tab: Option<String>,
-    /// navigate, open_tab: the address, such as "http://127.0.0.1:8000/",
-    /// "file:///root/page.html" or a data: URL (open_tab: default about:blank).
-    #[serde(default)]
-    pub url: Option<String>,
-    /// click, fill, wait (and type, press: the element to focus first): a CSS
-    /// selector; the first element that matches is used.
-    #[serde(default)]
-    pub selector: Option<String>,
-    /// type: the text, any Unicode; \n presses Enter and \t Tab.
-    #[serde(default)]
-    pub text: Option<String>,
-    /// fill: the field's new value.
-    #[serde(default)]
-    pub value: Option<String>,
-    /// press: a key such as "Enter", "Escape", "ArrowDown", "a", or a chord
-    /// with Control, Shift, Alt or Meta joined by +, such as "Control+a";
-    /// the key names of the computer tool's key action work too.
-    #[serde(default)]
-    pub key: Option<String>,
-    /// evaluate: a JavaScript expression, such as "document.title"; a promise
-    /// is awaited unless await_promise is false.
-    #[serde(default)]
-    pub expression: Option<String>,
-    /// evaluate: wait for a promise's value (default true).
-    #[serde(default)]
-    pub await_promise: Option<bool>,
-    /// navigate, open_tab: how far loading must get before the answer: "load"
-    /// (default), "dom_content_loaded" or "commit".
-    #[serde(default)]
-    pub wait_until: Option<WaitUntil>,
-    /// wait: "visible" (default), "attached", "hidden" or "detached".
-    #[serde(default)]
-    pub state: Option<ElementState>,
-    /// click: "left" (default), "middle" or "right".
-    #[serde(default)]
-    pub button: Option<Button>,
-    /// click: 1 to 3 (default 1; 2 is a double click).
-    #[serde(default)]
-    pub count: Option<u8>,
-    /// The longest wait in milliseconds: for the element (click, type, fill,
-    /// press, wait: default 5000, at most 60000) or for loading and running
-    /// (navigate, open_tab, evaluate: default 30000, at most 120000).
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// type, fill: keep the text out of every record (what one logs in
-    /// with, say): holmd keeps it nowhere, not even its length (default
-    /// false).
-    #[serde(default)]
-    pub sensitive: bool,
-}
-
 /// A tool whose calls are one action each, named by an `action` field, and
 /// whose other fields depend on the action (`page`, `box`).
 pub trait OneAction: DeserializeOwned + Copy {
@@ -409,24 +22,6 @@ pub trait OneAction: DeserializeOwned + Copy {
     /// The fields the action needs, and the ones it also takes (besides
     /// `box_id` and `action`).
     fn fields(self) -> (&'static [&'static str], &'static [&'static str]);
-}
-
-impl OneAction for PageAction {
-    fn as_str(self) -> &'static str {
-        Self::as_str(self)
-    }
-    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
-        Self::fields(self)
-    }
-}
-
-/// Parses `page`'s arguments strictly, and checks that each field is one the
-/// action takes and that the action has the fields it needs: one answer
-/// names every wrong field.
-pub fn parse_page(
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<PageArgs, ApiError> {
-    parse_action::<PageArgs, PageAction>(arguments)
 }
 
 /// Parses the arguments of a tool of [`OneAction`]s strictly, and checks
@@ -498,145 +93,6 @@ fn action_field_issues<T: JsonSchema + 'static, A: OneAction>(
     issues
 }
 
-/// What a `box` call does to a box's life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum BoxAction {
-    /// Stop the box: its files are kept, its processes end.
-    Stop,
-    /// Start a stopped box: a new desktop with the same files.
-    Start,
-    /// Pause a running box: its memory is kept; it takes no commands.
-    Pause,
-    /// Resume a paused box where it was.
-    Resume,
-    /// A new box with a copy of this box's files (not its memory).
-    Fork,
-    /// Move the end of the box's lifetime later by minutes.
-    Extend,
-}
-
-impl BoxAction {
-    /// Every action, in the order the description lists them.
-    pub const ALL: &[Self] =
-        &[Self::Stop, Self::Start, Self::Pause, Self::Resume, Self::Fork, Self::Extend];
-}
-
-impl OneAction for BoxAction {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Stop => "stop",
-            Self::Start => "start",
-            Self::Pause => "pause",
-            Self::Resume => "resume",
-            Self::Fork => "fork",
-            Self::Extend => "extend",
-        }
-    }
-
-    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
-        match self {
-            Self::Stop | Self::Pause | Self::Resume => (&[], &[]),
-            Self::Start => (&[], &["wait_secs"]),
-            Self::Fork => (&[], &["name", "ttl_minutes", "idle_minutes", "wait_secs"]),
-            Self::Extend => (&["minutes"], &[]),
-        }
-    }
-}
-
-/// `box`: one change to a box's life. Which fields an action takes is
-/// checked by [`parse_action`].
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct BoxLifeArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// What to do: stop, start {wait_secs}, pause, resume, fork {name,
-    /// ttl_minutes, idle_minutes, wait_secs}, extend {minutes}.
-    pub action: BoxAction,
-    /// extend: how many minutes to add to the box's lifetime (never past the
-    /// runtime's longest lifetime, counted from the box's creation).
-    #[serde(default)]
-    pub minutes: Option<u64>,
-    /// fork: a name of your own for the copy.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// fork: remove the copy this many minutes after it starts (default: the
-    /// runtime's lifetime, usually 60).
-    #[serde(default)]
-    pub ttl_minutes: Option<u64>,
-    /// fork: remove the copy when no tool acted on it for this many minutes
-    /// (default: the original's).
-    #[serde(default)]
-    pub idle_minutes: Option<u64>,
-    /// start, fork: wait at most this many seconds for the desktop (default
-    /// 50, at most 900). A box still starting then is answered as it is.
-    #[serde(default)]
-    pub wait_secs: Option<u64>,
-}
-
-/// `list_tabs`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct TabsArgs {
-    /// The box's id.
-    pub box_id: String,
-}
-
-/// `page_text` and `page_html`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct PageContentArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The tab, as list_tabs answers its id (default: the current tab).
-    #[serde(default)]
-    pub tab: Option<String>,
-    /// Answer at most this many bytes (default 100000, at most 10000000).
-    #[serde(default)]
-    pub max_bytes: Option<u64>,
-}
-
-/// `page_screenshot`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct PageScreenshotArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The tab, as list_tabs answers its id (default: the current tab).
-    #[serde(default)]
-    pub tab: Option<String>,
-    /// "png" (default) or "jpeg".
-    #[serde(default)]
-    pub format: ShotFormat,
-    /// The whole page, not only what the window shows (default false).
-    #[serde(default)]
-    pub full_page: bool,
-}
-
-/// `save_state`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct SaveStateArgs {
-    /// The box's id.
-    pub box_id: String,
-}
-
-/// `load_state`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct LoadStateArgs {
-    /// The box's id.
-    pub box_id: String,
-    /// The object save_state answered (of this box or another): cookies and
-    /// origins.
-    pub state: StorageState,
-}
-
-fn yes() -> bool {
-    true
-}
-
 /// Parses a tool's arguments strictly; missing arguments are `{}`.
 pub fn parse<T: DeserializeOwned + JsonSchema + 'static>(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
@@ -674,11 +130,32 @@ pub fn check_box_id(id: &str) -> Result<holm_proto::BoxId, ApiError> {
     })
 }
 
+/// A refusal of one field, `path`, for `problem`.
+pub fn invalid(path: &str, problem: String) -> ApiError {
+    ApiError::invalid_fields(vec![Issue { path: path.to_owned(), problem }])
+}
+
 #[cfg(test)]
 mod tests {
+    use holm_proto::guest::ElementState;
     use serde_json::json;
 
-    use super::*;
+    use super::{OneAction, check_box_id, no_args, parse, parse_action};
+    use crate::tools::boxes::BoxArgs;
+    use crate::tools::browser_state::{LoadStateArgs, SaveStateArgs};
+    use crate::tools::exec::ExecArgs;
+    use crate::tools::files::{Encoding, ReadFileArgs};
+    use crate::tools::lifecycle::{BoxAction, BoxLifeArgs, LaunchBoxArgs};
+    use crate::tools::page::{PageAction, PageArgs, PageContentArgs, PageScreenshotArgs, TabsArgs};
+    use crate::tools::screen::{Coordinates, DesktopArgs, ScreenshotArgs, ShotFormat};
+    use holm_proto::ApiError;
+
+    /// `page`'s parse: one action a call, each field checked against it.
+    fn parse_page(
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<PageArgs, ApiError> {
+        parse_action::<PageArgs, PageAction>(arguments)
+    }
 
     fn obj(v: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
         match v {
