@@ -72,10 +72,10 @@ pub(crate) struct AccessibilityTree;
 
 impl Tool for AccessibilityTree {
     const NAME: &'static str = "accessibility_tree";
-    const DESCRIPTION: &'static str = "Read the accessibility tree (AT-SPI) of a box's focused window, or of the whole screen \
-         (all): each node's id, role, name, value, states and rect (screen pixels, not \
-         screenshot pixels), its children that show; bounded by depth and max_nodes (truncated \
-         says when cut). X11 boxes only (Wayland answers unsupported).";
+    const DESCRIPTION: &'static str = "Read the accessibility tree (AT-SPI) of a box's focused \
+        window, or of the whole screen (all): each node's id, role, name, value, states and rect \
+        (screen pixels, not screenshot pixels), its children that show; bounded by depth and \
+        max_nodes (truncated says when cut). X11 boxes only (Wayland answers unsupported).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Accessibility tree", effect: Effect::ReadOnly, open_world: false };
     type Args = TreeArgs;
@@ -99,10 +99,10 @@ pub(crate) struct AccessibilityAct;
 
 impl Tool for AccessibilityAct {
     const NAME: &'static str = "accessibility_act";
-    const DESCRIPTION: &'static str = "Click a node of the accessibility tree or set its value, found by node id or by role \
-         and name (the first on the screen): the app's own action (or its editable text or \
-         range), else, or with pointer, a click at the node's centre (and for a value, select \
-         all and type). An unknown node is not_found and nothing is done.";
+    const DESCRIPTION: &'static str = "Click a node of the accessibility tree or set its value, \
+        found by node id or by role and name (the first on the screen): the app's own action (or \
+        its editable text or range), else, or with pointer, a click at the node's centre (and for \
+        a value, select all and type). An unknown node is not_found and nothing is done.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Act on a node",
         effect: Effect::Destructive { idempotent: false },

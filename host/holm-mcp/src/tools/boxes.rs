@@ -19,10 +19,10 @@ pub(crate) struct ListRuntimes;
 
 impl Tool for ListRuntimes {
     const NAME: &'static str = "list_runtimes";
-    const DESCRIPTION: &'static str = "List the runtimes this server can put boxes on: name, provider, state, whether it is \
-         the default, what it can do (`can`: screens, pause, stop, fork, browser_profile), and \
-         its default and longest box lifetime in seconds. Pass a name to launch_box as \
-         `runtime`. Runtimes are configured on the server; no tool adds one.";
+    const DESCRIPTION: &'static str = "List the runtimes this server can put boxes on: name, \
+        provider, state, whether it is the default, what it can do (`can`: screens, pause, stop, \
+        fork, browser_profile), and its default and longest box lifetime in seconds. Pass a name \
+        to launch_box as `runtime`. Runtimes are configured on the server; no tool adds one.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List runtimes", effect: Effect::ReadOnly, open_world: false };
     type Args = NoArgs;
@@ -43,8 +43,9 @@ pub(crate) struct ListBoxes;
 
 impl Tool for ListBoxes {
     const NAME: &'static str = "list_boxes";
-    const DESCRIPTION: &'static str = "List the boxes that are not removed: id, runtime, state (creating, starting, running, \
-         stopped, failed...), screens (pixels), created_at and expires_at (RFC 3339).";
+    const DESCRIPTION: &'static str = "List the boxes that are not removed: id, runtime, state \
+        (creating, starting, running, stopped, failed...), screens (pixels), created_at and \
+        expires_at (RFC 3339).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List boxes", effect: Effect::ReadOnly, open_world: false };
     type Args = NoArgs;
@@ -78,8 +79,8 @@ pub(crate) struct RemoveBox;
 
 impl Tool for RemoveBox {
     const NAME: &'static str = "remove_box";
-    const DESCRIPTION: &'static str = "Remove a box: its desktop, processes and files are gone for good. Removing a box that \
-         is already removed answers it again.";
+    const DESCRIPTION: &'static str = "Remove a box: its desktop, processes and files are gone \
+        for good. Removing a box that is already removed answers it again.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Remove a box",
         effect: Effect::Destructive { idempotent: true },

@@ -25,9 +25,9 @@ pub(crate) struct SaveState;
 
 impl Tool for SaveState {
     const NAME: &'static str = "save_state";
-    const DESCRIPTION: &'static str = "Read the browser state of a box: every cookie of its browser, and the local and \
-         session storage of each http(s) origin open in a tab. Pass the answer as load_state's \
-         state to carry a login to another box (or back to this one later).";
+    const DESCRIPTION: &'static str = "Read the browser state of a box: every cookie of its \
+        browser, and the local and session storage of each http(s) origin open in a tab. Pass the \
+        answer as load_state's state to carry a login to another box (or back to this one later).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Save browser state", effect: Effect::ReadOnly, open_world: false };
     type Args = SaveStateArgs;
@@ -63,10 +63,11 @@ pub(crate) struct LoadState;
 
 impl Tool for LoadState {
     const NAME: &'static str = "load_state";
-    const DESCRIPTION: &'static str = "Put cookies and storage that save_state answered into a box's browser: sets the \
-         cookies, and each origin's local and session storage without loading anything from the \
-         site (a tab is left open on each origin that has session storage). Answers how many \
-         cookies and origins were set and the tabs opened. Open the site with page afterwards.";
+    const DESCRIPTION: &'static str = "Put cookies and storage that save_state answered into a \
+        box's browser: sets the cookies, and each origin's local and session storage without \
+        loading anything from the site (a tab is left open on each origin that has session \
+        storage). Answers how many cookies and origins were set and the tabs opened. Open the \
+        site with page afterwards.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Load browser state",
         effect: Effect::Destructive { idempotent: false },

@@ -123,8 +123,9 @@ pub(crate) struct ListWindows;
 
 impl Tool for ListWindows {
     const NAME: &'static str = "list_windows";
-    const DESCRIPTION: &'static str = "List the windows of a box's screens: id, screen, title, app, pid, rectangle (x, y, \
-         width, height in screen pixels, not screenshot pixels) and focused.";
+    const DESCRIPTION: &'static str = "List the windows of a box's screens: id, screen, title, \
+        app, pid, rectangle (x, y, width, height in screen pixels, not screenshot pixels) and \
+        focused.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List windows", effect: Effect::ReadOnly, open_world: false };
     type Args = DeskArgs;
@@ -146,11 +147,11 @@ pub(crate) struct Window;
 
 impl Tool for Window {
     const NAME: &'static str = "window";
-    const DESCRIPTION: &'static str = "Act on one window, one action a call (field action): focus (raise it and give it the \
-         keyboard); move {x,y} (its top-left corner, in screen pixels); resize {width,height} \
-         (pixels); close (as its close button does). Answers applied (the change showed within \
-         a few seconds) and the window as it is after (null once closed). An unknown window id \
-         is not_found.";
+    const DESCRIPTION: &'static str = "Act on one window, one action a call (field action): focus \
+        (raise it and give it the keyboard); move {x,y} (its top-left corner, in screen pixels); \
+        resize {width,height} (pixels); close (as its close button does). Answers applied (the \
+        change showed within a few seconds) and the window as it is after (null once closed). An \
+        unknown window id is not_found.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Act on a window",
         effect: Effect::Destructive { idempotent: false },
@@ -181,8 +182,8 @@ pub(crate) struct GetClipboard;
 
 impl Tool for GetClipboard {
     const NAME: &'static str = "get_clipboard";
-    const DESCRIPTION: &'static str = "Read a box's clipboard: its types, its text, and its image (answered as an image when \
-         it holds a PNG).";
+    const DESCRIPTION: &'static str = "Read a box's clipboard: its types, its text, and its image \
+        (answered as an image when it holds a PNG).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Read the clipboard", effect: Effect::ReadOnly, open_world: false };
     type Args = DeskArgs;
@@ -208,8 +209,9 @@ pub(crate) struct SetClipboard;
 
 impl Tool for SetClipboard {
     const NAME: &'static str = "set_clipboard";
-    const DESCRIPTION: &'static str = "Put text, a PNG image (png_base64), or both on a box's clipboard, for apps to paste \
-         (ctrl+v). An image that is not a PNG is refused and changes nothing.";
+    const DESCRIPTION: &'static str = "Put text, a PNG image (png_base64), or both on a box's \
+        clipboard, for apps to paste (ctrl+v). An image that is not a PNG is refused and changes \
+        nothing.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Set the clipboard",
         effect: Effect::Destructive { idempotent: true },

@@ -56,12 +56,12 @@ pub(crate) struct Exec;
 
 impl Tool for Exec {
     const NAME: &'static str = "exec";
-    const DESCRIPTION: &'static str = "Run a command in a box and wait for it: argv (no shell) or command (run with bash -c). \
-         Answers exit_code (null when a signal ended it; then signal), stdout and stderr (the \
-         first 100000 bytes of each; truncated says more was dropped), timed_out and \
-         duration_ms. A non-zero exit code is a result, not a tool error. Commands start in a \
-         clean environment with DISPLAY set to screen 0, so a GUI program shows on the desktop; \
-         start long-running GUI programs in the background (command ending in &).";
+    const DESCRIPTION: &'static str = "Run a command in a box and wait for it: argv (no shell) or \
+        command (run with bash -c). Answers exit_code (null when a signal ended it; then signal), \
+        stdout and stderr (the first 100000 bytes of each; truncated says more was dropped), \
+        timed_out and duration_ms. A non-zero exit code is a result, not a tool error. Commands \
+        start in a clean environment with DISPLAY set to screen 0, so a GUI program shows on the \
+        desktop; start long-running GUI programs in the background (command ending in &).";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Run a command",
         effect: Effect::Destructive { idempotent: false },

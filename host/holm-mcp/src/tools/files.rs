@@ -55,9 +55,9 @@ pub(crate) struct ReadFile;
 
 impl Tool for ReadFile {
     const NAME: &'static str = "read_file";
-    const DESCRIPTION: &'static str = "Read a file in a box by absolute path. Answers its content as text (the file must be \
-         UTF-8), or as base64 with encoding \"base64\", then a line saying how many bytes were \
-         read and whether the file is longer than max_bytes.";
+    const DESCRIPTION: &'static str = "Read a file in a box by absolute path. Answers its content \
+        as text (the file must be UTF-8), or as base64 with encoding \"base64\", then a line \
+        saying how many bytes were read and whether the file is longer than max_bytes.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Read a file", effect: Effect::ReadOnly, open_world: false };
     type Args = ReadFileArgs;
@@ -144,10 +144,10 @@ pub(crate) struct WriteFile;
 
 impl Tool for WriteFile {
     const NAME: &'static str = "write_file";
-    const DESCRIPTION: &'static str = "Write a whole file in a box by absolute path, replacing it atomically (a reader never \
-         sees half a file) and making missing directories. content is text, or base64 with \
-         encoding \"base64\". Answers the file's path, size in bytes, mode and modification \
-         time.";
+    const DESCRIPTION: &'static str = "Write a whole file in a box by absolute path, replacing it \
+        atomically (a reader never sees half a file) and making missing directories. content is \
+        text, or base64 with encoding \"base64\". Answers the file's path, size in bytes, mode \
+        and modification time.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Write a file",
         effect: Effect::Destructive { idempotent: true },
@@ -195,9 +195,9 @@ pub(crate) struct ListFiles;
 
 impl Tool for ListFiles {
     const NAME: &'static str = "list_files";
-    const DESCRIPTION: &'static str = "List a directory in a box by absolute path, depth levels down: each entry's path, type \
-         (file, dir, symlink, other), size in bytes, mode in octal and modification time (RFC \
-         3339). At most 1000 entries are answered.";
+    const DESCRIPTION: &'static str = "List a directory in a box by absolute path, depth levels \
+        down: each entry's path, type (file, dir, symlink, other), size in bytes, mode in octal \
+        and modification time (RFC 3339). At most 1000 entries are answered.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List files", effect: Effect::ReadOnly, open_world: false };
     type Args = ListFilesArgs;

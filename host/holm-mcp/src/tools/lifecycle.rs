@@ -67,13 +67,13 @@ pub(crate) struct LaunchBox;
 
 impl Tool for LaunchBox {
     const NAME: &'static str = "launch_box";
-    const DESCRIPTION: &'static str = "Start a new box: a Linux desktop with a window manager and Chromium on each screen \
-         (X11, or Wayland with display \"wayland\"). Answers once its desktop runs (or after \
-         wait_secs) with its id (box_...), state, screens (pixels) and expires_at (RFC 3339). \
-         The first box with a new set of apps and packages waits for an image build (minutes); \
-         a call that asks for progress gets MCP progress notifications for its stages (image \
-         with its build steps, container, desktop, browser). Remove it with remove_box when \
-         done.";
+    const DESCRIPTION: &'static str = "Start a new box: a Linux desktop with a window manager and \
+        Chromium on each screen (X11, or Wayland with display \"wayland\"). Answers once its \
+        desktop runs (or after wait_secs) with its id (box_...), state, screens (pixels) and \
+        expires_at (RFC 3339). The first box with a new set of apps and packages waits for an \
+        image build (minutes); a call that asks for progress gets MCP progress notifications for \
+        its stages (image with its build steps, container, desktop, browser). Remove it with \
+        remove_box when done.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Launch a box", effect: Effect::Additive, open_world: true };
     type Args = LaunchBoxArgs;
@@ -180,15 +180,15 @@ pub(crate) struct BoxLife;
 
 impl Tool for BoxLife {
     const NAME: &'static str = "box";
-    const DESCRIPTION: &'static str = "Change a box's life, one action a call (field action): stop (its files are kept, its \
-         processes end); start a stopped box (a new desktop with the same files; answers once \
-         it runs or after wait_secs); pause (its memory is kept; it takes no commands); resume \
-         a paused box where it was; fork {name,ttl_minutes,idle_minutes} (a new box on the same \
-         runtime with a copy of the files, not the memory; answers the new box); extend \
-         {minutes} (move expires_at later, never past the runtime's longest lifetime). \
-         list_runtimes says what each runtime can do (`can`): an action it cannot do is refused \
-         as unsupported, and one the box's state does not allow as conflict, before anything \
-         changes. Answers the box (or the fork) as it is after.";
+    const DESCRIPTION: &'static str = "Change a box's life, one action a call (field action): \
+        stop (its files are kept, its processes end); start a stopped box (a new desktop with the \
+        same files; answers once it runs or after wait_secs); pause (its memory is kept; it takes \
+        no commands); resume a paused box where it was; fork {name,ttl_minutes,idle_minutes} (a \
+        new box on the same runtime with a copy of the files, not the memory; answers the new \
+        box); extend {minutes} (move expires_at later, never past the runtime's longest \
+        lifetime). list_runtimes says what each runtime can do (`can`): an action it cannot do is \
+        refused as unsupported, and one the box's state does not allow as conflict, before \
+        anything changes. Answers the box (or the fork) as it is after.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Change a box's life",
         effect: Effect::Destructive { idempotent: false },

@@ -4,6 +4,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use holm_client::BoxClient;
 use holm_proto::ApiError;
 use holm_proto::guest::{
     Button, ClickRequest, ElementState, EvaluateRequest, EvaluateResult, FillRequest,
@@ -42,9 +43,9 @@ pub(crate) struct ListTabs;
 
 impl Tool for ListTabs {
     const NAME: &'static str = "list_tabs";
-    const DESCRIPTION: &'static str = "List the tabs of the browser (Chromium on screen 0) of a box: each tab's id (what page \
-         tools take as tab), url, title, and whether it is current (page tools act on the \
-         current tab when no tab is given).";
+    const DESCRIPTION: &'static str = "List the tabs of the browser (Chromium on screen 0) of a \
+        box: each tab's id (what page tools take as tab), url, title, and whether it is current \
+        (page tools act on the current tab when no tab is given).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List browser tabs", effect: Effect::ReadOnly, open_world: false };
     type Args = TabsArgs;
@@ -204,16 +205,16 @@ pub(crate) struct Page;
 
 impl Tool for Page {
     const NAME: &'static str = "page";
-    const DESCRIPTION: &'static str = "Act on a web page in the browser (Chromium on screen 0) of a box, one action a call, \
-         through DevTools: elements are found by CSS selector, not by pixels. Actions (field \
-         action): navigate {url}; click {selector,button,count}; type {text,selector} (key \
-         presses); fill {selector,value} (sets a field's value at once); press {key,selector}; \
-         wait {selector,state}; evaluate {expression} (answers its value as JSON); open_tab \
-         {url}; close_tab {tab}; activate_tab {tab}. Actions act on the current tab unless tab \
-         is given. Element actions wait up to timeout_ms for the element; one that never shows \
-         is not_found (wait: timeout), and an exception in the page is page_error. Answers the \
-         tab's id, url and title after the action (evaluate: the value). page_text, page_html \
-         and page_screenshot read a page without acting; list_tabs lists the tabs.";
+    const DESCRIPTION: &'static str = "Act on a web page in the browser (Chromium on screen 0) of \
+        a box, one action a call, through DevTools: elements are found by CSS selector, not by \
+        pixels. Actions (field action): navigate {url}; click {selector,button,count}; type \
+        {text,selector} (key presses); fill {selector,value} (sets a field's value at once); \
+        press {key,selector}; wait {selector,state}; evaluate {expression} (answers its value as \
+        JSON); open_tab {url}; close_tab {tab}; activate_tab {tab}. Actions act on the current \
+        tab unless tab is given. Element actions wait up to timeout_ms for the element; one that \
+        never shows is not_found (wait: timeout), and an exception in the page is page_error. \
+        Answers the tab's id, url and title after the action (evaluate: the value). page_text, \
+        page_html and page_screenshot read a page without acting; list_tabs lists the tabs.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Use a web page",
         effect: Effect::Destructive { idempotent: false },
@@ -227,105 +228,108 @@ impl Tool for Page {
 
     async fn call(mcp: &HolmMcp, a: PageArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
-        let b = mcp.client.boxed(&a.box_id);
-        let PageArgs {
-            action,
-            tab,
-            url,
-            selector,
-            text,
-            value,
-            key,
-            expression,
-            await_promise,
-            wait_until,
-            state,
-            button,
-            count,
-            timeout_ms,
-            sensitive,
-            ..
-        } = a;
-        // `parse_page` checked that the action has what it needs; this only
-        // keeps a missing field an answer rather than a panic.
-        let need = |v: Option<String>, field: &str| {
-            v.ok_or_else(|| invalid(field, format!("{} needs {field}", action.as_str())))
-        };
-        let (did, result) = match action {
-            PageAction::Navigate => {
-                let url = need(url, "url")?;
-                let request = NavigateRequest { url, tab, wait_until, timeout_ms };
-                ("loaded the page".to_owned(), b.navigate_with(&request).await)
-            }
-            PageAction::Click => {
-                let selector = need(selector, "selector")?;
-                let did = format!("clicked {selector}");
-                let request = ClickRequest { selector, tab, button, count, timeout_ms };
-                (did, b.page_click_with(&request).await)
-            }
-            PageAction::Type => {
-                let text = need(text, "text")?;
-                let did = format!("typed {} character(s)", text.chars().count());
-                let request = TypeRequest { text, selector, tab, timeout_ms, sensitive };
-                (did, b.page_type_with(&request).await)
-            }
-            PageAction::Fill => {
-                let selector = need(selector, "selector")?;
-                let value = need(value, "value")?;
-                let did = format!("filled {selector}");
-                let request = FillRequest { selector, value, tab, timeout_ms, sensitive };
-                (did, b.page_fill_with(&request).await)
-            }
-            PageAction::Press => {
-                let key = need(key, "key")?;
-                let did = format!("pressed {key}");
-                let request = PressRequest { key, selector, tab, timeout_ms };
-                (did, b.page_press_with(&request).await)
-            }
-            PageAction::Wait => {
-                let selector = need(selector, "selector")?;
-                let did = format!("{selector} is {}", state.unwrap_or_default());
-                let request = WaitRequest { selector, state, tab, timeout_ms };
-                (did, b.page_wait_with(&request).await)
-            }
-            PageAction::Evaluate => {
-                let expression = need(expression, "expression")?;
-                let request = EvaluateRequest { expression, tab, await_promise, timeout_ms };
-                let r = b.evaluate_with(&request).await.map_err(from_client)?;
-                return Ok(evaluate_result(r));
-            }
-            PageAction::OpenTab => {
-                let t = b
-                    .open_tab(&OpenTab { url, wait_until, timeout_ms })
-                    .await
-                    .map_err(from_client)?;
-                let summary = format!(
-                    "opened tab {} at {} ({:?}); it is the current tab",
-                    t.id, t.url, t.title
-                );
-                return Ok(json_result(Some(summary), to_value(&t)));
-            }
-            PageAction::CloseTab => {
-                let tab = need(tab, "tab")?;
-                b.close_tab(&tab).await.map_err(from_client)?;
-                return Ok(json_result(
-                    Some(format!("closed tab {tab}; list_tabs shows the current one")),
-                    json!({ "closed": tab }),
-                ));
-            }
-            PageAction::ActivateTab => {
-                let tab = need(tab, "tab")?;
-                b.activate_tab(&tab).await.map_err(from_client)?;
-                return Ok(json_result(
-                    Some(format!("tab {tab} is in front and current")),
-                    json!({ "current": tab }),
-                ));
-            }
-        };
-        let r: PageResult = result.map_err(from_client)?;
-        let summary = format!("{did}; tab {} is at {} ({:?})", r.tab, r.url, r.title);
-        Ok(json_result(Some(summary), to_value(&r)))
+        act(&mcp.client.boxed(&a.box_id), a).await
     }
+}
+
+/// A field `action` needs. `Page::parse` checked that the action has what
+/// it needs; this only keeps a missing field an answer rather than a panic.
+fn need(v: Option<String>, action: PageAction, field: &str) -> Result<String, ApiError> {
+    v.ok_or_else(|| invalid(field, format!("{} needs {field}", action.as_str())))
+}
+
+/// Runs one `page` action; most answer the tab as it is after.
+async fn act(b: &BoxClient, a: PageArgs) -> Answer {
+    let PageArgs {
+        action,
+        tab,
+        url,
+        selector,
+        text,
+        value,
+        key,
+        expression,
+        await_promise,
+        wait_until,
+        state,
+        button,
+        count,
+        timeout_ms,
+        sensitive,
+        ..
+    } = a;
+    let (did, result) = match action {
+        PageAction::Navigate => {
+            let url = need(url, action, "url")?;
+            let request = NavigateRequest { url, tab, wait_until, timeout_ms };
+            ("loaded the page".to_owned(), b.navigate_with(&request).await)
+        }
+        PageAction::Click => {
+            let selector = need(selector, action, "selector")?;
+            let did = format!("clicked {selector}");
+            let request = ClickRequest { selector, tab, button, count, timeout_ms };
+            (did, b.page_click_with(&request).await)
+        }
+        PageAction::Type => {
+            let text = need(text, action, "text")?;
+            let did = format!("typed {} character(s)", text.chars().count());
+            let request = TypeRequest { text, selector, tab, timeout_ms, sensitive };
+            (did, b.page_type_with(&request).await)
+        }
+        PageAction::Fill => {
+            let selector = need(selector, action, "selector")?;
+            let value = need(value, action, "value")?;
+            let did = format!("filled {selector}");
+            let request = FillRequest { selector, value, tab, timeout_ms, sensitive };
+            (did, b.page_fill_with(&request).await)
+        }
+        PageAction::Press => {
+            let key = need(key, action, "key")?;
+            let did = format!("pressed {key}");
+            let request = PressRequest { key, selector, tab, timeout_ms };
+            (did, b.page_press_with(&request).await)
+        }
+        PageAction::Wait => {
+            let selector = need(selector, action, "selector")?;
+            let did = format!("{selector} is {}", state.unwrap_or_default());
+            let request = WaitRequest { selector, state, tab, timeout_ms };
+            (did, b.page_wait_with(&request).await)
+        }
+        PageAction::Evaluate => {
+            let expression = need(expression, action, "expression")?;
+            let request = EvaluateRequest { expression, tab, await_promise, timeout_ms };
+            let r = b.evaluate_with(&request).await.map_err(from_client)?;
+            return Ok(evaluate_result(r));
+        }
+        PageAction::OpenTab => return open_tab(b, OpenTab { url, wait_until, timeout_ms }).await,
+        PageAction::CloseTab | PageAction::ActivateTab => {
+            return tab_action(b, action, need(tab, action, "tab")?).await;
+        }
+    };
+    let r: PageResult = result.map_err(from_client)?;
+    let summary = format!("{did}; tab {} is at {} ({:?})", r.tab, r.url, r.title);
+    Ok(json_result(Some(summary), to_value(&r)))
+}
+
+/// `open_tab`: answers the new tab, which is the current one.
+async fn open_tab(b: &BoxClient, request: OpenTab) -> Answer {
+    let t = b.open_tab(&request).await.map_err(from_client)?;
+    let summary =
+        format!("opened tab {} at {} ({:?}); it is the current tab", t.id, t.url, t.title);
+    Ok(json_result(Some(summary), to_value(&t)))
+}
+
+/// `close_tab` or `activate_tab` on `tab`.
+async fn tab_action(b: &BoxClient, action: PageAction, tab: String) -> Answer {
+    if action == PageAction::CloseTab {
+        b.close_tab(&tab).await.map_err(from_client)?;
+        return Ok(json_result(
+            Some(format!("closed tab {tab}; list_tabs shows the current one")),
+            json!({ "closed": tab }),
+        ));
+    }
+    b.activate_tab(&tab).await.map_err(from_client)?;
+    Ok(json_result(Some(format!("tab {tab} is in front and current")), json!({ "current": tab })))
 }
 
 /// `page_text` and `page_html`.
@@ -348,8 +352,9 @@ pub(crate) struct PageText;
 
 impl Tool for PageText {
     const NAME: &'static str = "page_text";
-    const DESCRIPTION: &'static str = "The text a person sees on a page of a box's browser (innerText of the body), with the \
-         tab's id, url and title; at most max_bytes (default 100000).";
+    const DESCRIPTION: &'static str = "The text a person sees on a page of a box's browser \
+        (innerText of the body), with the tab's id, url and title; at most max_bytes (default \
+        100000).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Read page text", effect: Effect::ReadOnly, open_world: false };
     type Args = PageContentArgs;
@@ -365,8 +370,8 @@ pub(crate) struct PageHtml;
 
 impl Tool for PageHtml {
     const NAME: &'static str = "page_html";
-    const DESCRIPTION: &'static str = "The HTML of a page of a box's browser (the document as it is now), with the tab's id, \
-         url and title; at most max_bytes (default 100000).";
+    const DESCRIPTION: &'static str = "The HTML of a page of a box's browser (the document as it \
+        is now), with the tab's id, url and title; at most max_bytes (default 100000).";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Read page HTML", effect: Effect::ReadOnly, open_world: false };
     type Args = PageContentArgs;
@@ -431,10 +436,10 @@ pub(crate) struct PageScreenshot;
 
 impl Tool for PageScreenshot {
     const NAME: &'static str = "page_screenshot";
-    const DESCRIPTION: &'static str = "Take a screenshot of a page of a box's browser, brought to the front: the window's \
-         viewport, or the whole page with full_page. Answers the image and a line with its \
-         size. Its pixels are the page's, not the screen's: desktop takes what screenshot \
-         shows, and page takes CSS selectors.";
+    const DESCRIPTION: &'static str = "Take a screenshot of a page of a box's browser, brought to \
+        the front: the window's viewport, or the whole page with full_page. Answers the image and \
+        a line with its size. Its pixels are the page's, not the screen's: desktop takes what \
+        screenshot shows, and page takes CSS selectors.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Page screenshot", effect: Effect::ReadOnly, open_world: false };
     type Args = PageScreenshotArgs;

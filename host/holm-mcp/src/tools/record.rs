@@ -53,9 +53,10 @@ pub(crate) struct StartRecording;
 
 impl Tool for StartRecording {
     const NAME: &'static str = "start_recording";
-    const DESCRIPTION: &'static str = "Start recording a screen of a box to a video (H.264 MP4, kept in the box). Answers the \
-         recording: file, screen, started_at (RFC 3339; frame n shows the screen at started_at \
-         + n/fps), fps, width and height. A screen already recorded is a conflict.";
+    const DESCRIPTION: &'static str = "Start recording a screen of a box to a video (H.264 MP4, \
+        kept in the box). Answers the recording: file, screen, started_at (RFC 3339; frame n \
+        shows the screen at started_at + n/fps), fps, width and height. A screen already recorded \
+        is a conflict.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Start a recording", effect: Effect::Additive, open_world: false };
     type Args = StartRecordingArgs;
@@ -75,9 +76,10 @@ pub(crate) struct StopRecording;
 
 impl Tool for StopRecording {
     const NAME: &'static str = "stop_recording";
-    const DESCRIPTION: &'static str = "Stop a screen's running recording; answers it once its file is complete (state, \
-         ended_at, bytes). No recording running there is a conflict and changes nothing. Fetch \
-         the file with `holm recording get BOX FILE` or GET /v1/boxes/{id}/recordings/{file}.";
+    const DESCRIPTION: &'static str = "Stop a screen's running recording; answers it once its \
+        file is complete (state, ended_at, bytes). No recording running there is a conflict and \
+        changes nothing. Fetch the file with `holm recording get BOX FILE` or GET \
+        /v1/boxes/{id}/recordings/{file}.";
     const ANNOTATIONS: Annotations = Annotations {
         title: "Stop a recording",
         effect: Effect::Destructive { idempotent: false },
@@ -100,8 +102,9 @@ pub(crate) struct ListRecordings;
 
 impl Tool for ListRecordings {
     const NAME: &'static str = "list_recordings";
-    const DESCRIPTION: &'static str = "List a box's recordings, oldest first: file, screen, state (recording, finished, \
-         failed), started_at, ended_at, stopped_by, fps, width, height and bytes.";
+    const DESCRIPTION: &'static str = "List a box's recordings, oldest first: file, screen, state \
+        (recording, finished, failed), started_at, ended_at, stopped_by, fps, width, height and \
+        bytes.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "List recordings", effect: Effect::ReadOnly, open_world: false };
     type Args = ListRecordingsArgs;

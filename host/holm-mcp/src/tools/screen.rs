@@ -254,8 +254,8 @@ pub(crate) struct Cursor;
 
 impl Tool for Cursor {
     const NAME: &'static str = "cursor";
-    const DESCRIPTION: &'static str = "Where the mouse pointer is on a screen of a box: x and y in screenshot pixels (what \
-         desktop takes), and screen_x and screen_y in screen pixels.";
+    const DESCRIPTION: &'static str = "Where the mouse pointer is on a screen of a box: x and y \
+        in screenshot pixels (what desktop takes), and screen_x and screen_y in screen pixels.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Pointer position", effect: Effect::ReadOnly, open_world: false };
     type Args = CursorArgs;

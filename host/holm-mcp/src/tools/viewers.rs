@@ -34,10 +34,11 @@ pub(crate) struct ViewScreen;
 
 impl Tool for ViewScreen {
     const NAME: &'static str = "view_screen";
-    const DESCRIPTION: &'static str = "A link a person opens in a plain browser to watch one screen of a box live (or, with \
-         takeover, to use its mouse, keyboard and clipboard). Give it only to the person it is \
-         for: it works on its own for an hour. While a person uses a takeover link, your \
-         desktop and page actions are refused (human_in_control) until they hand back.";
+    const DESCRIPTION: &'static str = "A link a person opens in a plain browser to watch one \
+        screen of a box live (or, with takeover, to use its mouse, keyboard and clipboard). Give \
+        it only to the person it is for: it works on its own for an hour. While a person uses a \
+        takeover link, your desktop and page actions are refused (human_in_control) until they \
+        hand back.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Viewer link", effect: Effect::Additive, open_world: false };
     type Args = ViewScreenArgs;
@@ -78,10 +79,10 @@ pub(crate) struct AskForHelp;
 
 impl Tool for AskForHelp {
     const NAME: &'static str = "ask_for_help";
-    const DESCRIPTION: &'static str = "Ask a person for help with a box (a captcha, a login, a decision): answers a takeover \
-         link whose page shows your reason. Send it to the person; then call wait_for_handback. \
-         While they are in control your desktop and page actions are refused; screenshot keeps \
-         working.";
+    const DESCRIPTION: &'static str = "Ask a person for help with a box (a captcha, a login, a \
+        decision): answers a takeover link whose page shows your reason. Send it to the person; \
+        then call wait_for_handback. While they are in control your desktop and page actions are \
+        refused; screenshot keeps working.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Ask a person for help", effect: Effect::Additive, open_world: false };
     type Args = AskForHelpArgs;
@@ -114,9 +115,10 @@ pub(crate) struct WaitForHandback;
 
 impl Tool for WaitForHandback {
     const NAME: &'static str = "wait_for_handback";
-    const DESCRIPTION: &'static str = "Wait (at most wait_secs) until no person is in control of a box and no request for \
-         help waits. Answers state: handed_back (with how: released or disconnected), waiting \
-         (nobody took control yet), human_in_control (still working) or none.";
+    const DESCRIPTION: &'static str = "Wait (at most wait_secs) until no person is in control of \
+        a box and no request for help waits. Answers state: handed_back (with how: released or \
+        disconnected), waiting (nobody took control yet), human_in_control (still working) or \
+        none.";
     const ANNOTATIONS: Annotations =
         Annotations { title: "Wait for a person", effect: Effect::ReadOnly, open_world: false };
     type Args = WaitForHandbackArgs;
