@@ -135,29 +135,13 @@ pub fn invalid(path: &str, problem: String) -> ApiError {
     ApiError::invalid_fields(vec![Issue { path: path.to_owned(), problem }])
 }
 
+/// What the tests of each tool's arguments share.
 #[cfg(test)]
-mod tests {
-    use holm_proto::guest::ElementState;
-    use serde_json::json;
-
-    use super::{OneAction, check_box_id, no_args, parse, parse_action};
-    use crate::tools::boxes::BoxArgs;
-    use crate::tools::browser_state::{LoadStateArgs, SaveStateArgs};
-    use crate::tools::exec::ExecArgs;
-    use crate::tools::files::{Encoding, ReadFileArgs};
-    use crate::tools::lifecycle::{BoxAction, BoxLifeArgs, LaunchBoxArgs};
-    use crate::tools::page::{PageAction, PageArgs, PageContentArgs, PageScreenshotArgs, TabsArgs};
-    use crate::tools::screen::{Coordinates, DesktopArgs, ScreenshotArgs, ShotFormat};
+pub(crate) mod testing {
     use holm_proto::ApiError;
 
-    /// `page`'s parse: one action a call, each field checked against it.
-    fn parse_page(
-        arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Result<PageArgs, ApiError> {
-        parse_action::<PageArgs, PageAction>(arguments)
-    }
-
-    fn obj(v: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+    /// Arguments as a call gives them.
+    pub(crate) fn obj(v: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
         match v {
             serde_json::Value::Object(m) => Some(m),
             _ => None,
@@ -165,7 +149,7 @@ mod tests {
     }
 
     /// The problems of the issues named in `e`'s details, one per line.
-    fn problems(e: &ApiError) -> String {
+    pub(crate) fn problems(e: &ApiError) -> String {
         e.details.as_ref().and_then(|d| d["issues"].as_array()).map_or_else(String::new, |issues| {
             issues
                 .iter()
@@ -175,11 +159,27 @@ mod tests {
         })
     }
 
-    fn paths(e: &ApiError) -> Vec<String> {
+    /// The paths of the issues named in `e`'s details.
+    pub(crate) fn paths(e: &ApiError) -> Vec<String> {
         e.details.as_ref().and_then(|d| d["issues"].as_array()).map_or_else(Vec::new, |issues| {
             issues.iter().map(|i| i["path"].as_str().unwrap_or_default().to_owned()).collect()
         })
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::testing::{obj, paths};
+    use super::{check_box_id, no_args, parse};
+    use crate::tools::Tool;
+    use crate::tools::boxes::BoxArgs;
+    use crate::tools::exec::ExecArgs;
+    use crate::tools::files::{Encoding, ReadFileArgs};
+    use crate::tools::lifecycle::LaunchBoxArgs;
+    use crate::tools::page::Page;
+    use crate::tools::screen::{Coordinates, DesktopArgs, ScreenshotArgs, ShotFormat};
 
     #[test]
     fn missing_arguments_are_an_empty_object() {
@@ -261,182 +261,14 @@ mod tests {
             let mut case = action;
             case["box_id"] = json!("box_abc");
             case["sensitive"] = json!(true);
-            assert!(parse_page(obj(case)).unwrap().sensitive);
+            assert!(Page::parse(obj(case)).unwrap().sensitive);
         }
         // An action that sends no secret does not take it.
-        let err = parse_page(obj(json!({
+        let err = Page::parse(obj(json!({
             "box_id": "box_abc", "action": "navigate", "url": "about:blank", "sensitive": true
         })))
         .unwrap_err();
         assert_eq!(paths(&err), ["sensitive"], "{err:?}");
-    }
-
-    #[test]
-    fn each_page_action_parses_with_what_it_needs() {
-        let cases = [
-            json!({"action": "navigate", "url": "http://127.0.0.1:8000/", "wait_until": "commit"}),
-            json!({"action": "click", "selector": "#go", "button": "right", "count": 2}),
-            json!({"action": "type", "text": "hi\n"}),
-            json!({"action": "type", "text": "hi", "selector": "#name", "timeout_ms": 100}),
-            json!({"action": "fill", "selector": "#name", "value": ""}),
-            json!({"action": "press", "key": "Control+a", "selector": "#name"}),
-            json!({"action": "wait", "selector": ".late", "state": "detached"}),
-            json!({"action": "evaluate", "expression": "1 + 1", "await_promise": false}),
-            json!({"action": "open_tab"}),
-            json!({"action": "open_tab", "url": "about:blank"}),
-            json!({"action": "close_tab", "tab": "ABC"}),
-            json!({"action": "activate_tab", "tab": "ABC"}),
-        ];
-        for mut case in cases {
-            case["box_id"] = json!("box_abc");
-            let a = parse_page(obj(case.clone())).unwrap_or_else(|e| panic!("{case}: {e}"));
-            assert_eq!(json!(a.action.as_str()), case["action"]);
-        }
-        let a = parse_page(obj(json!({
-            "box_id": "box_abc", "action": "wait", "selector": "x", "state": "hidden", "tab": null
-        })))
-        .unwrap();
-        assert_eq!(a.state, Some(ElementState::Hidden));
-        assert_eq!(a.tab, None, "null is not given");
-    }
-
-    #[test]
-    fn each_box_action_takes_its_own_fields_and_is_refused_others_each_named() {
-        let parse = |v: serde_json::Value| parse_action::<BoxLifeArgs, BoxAction>(obj(v));
-        for ok in [
-            json!({"box_id": "box_a", "action": "stop"}),
-            json!({"box_id": "box_a", "action": "start", "wait_secs": 10}),
-            json!({"box_id": "box_a", "action": "pause"}),
-            json!({"box_id": "box_a", "action": "resume", "minutes": null}),
-            json!({"box_id": "box_a", "action": "fork", "name": "copy", "ttl_minutes": 5, "idle_minutes": 2}),
-            json!({"box_id": "box_a", "action": "extend", "minutes": 30}),
-        ] {
-            let a = parse(ok.clone()).unwrap_or_else(|e| panic!("{ok}: {e}"));
-            assert_eq!(json!(a.action.as_str()), ok["action"]);
-        }
-        let err =
-            parse(json!({"box_id": "box_a", "action": "pause", "minutes": 3, "wait_secs": 1}))
-                .unwrap_err();
-        assert_eq!(paths(&err), ["minutes", "wait_secs"]);
-        assert!(problems(&err).contains("pause does not take minutes"), "{err:?}");
-        let err = parse(json!({"box_id": "box_a", "action": "extend", "name": "x"})).unwrap_err();
-        assert_eq!(paths(&err), ["name", "minutes"]);
-        assert!(problems(&err).contains("extend needs minutes"), "{err:?}");
-        let err = parse(json!({"box_id": "box_a", "action": "reboot", "colour": 1})).unwrap_err();
-        let p = paths(&err);
-        assert!(p.contains(&"action".to_owned()) && p.contains(&"colour".to_owned()), "{p:?}");
-    }
-
-    #[test]
-    fn a_page_action_is_refused_fields_it_does_not_take_or_lacks_each_named() {
-        let err = parse_page(obj(json!({
-            "box_id": "box_abc", "action": "navigate", "selector": "#go", "text": "x", "urll": "y"
-        })))
-        .unwrap_err();
-        let p = paths(&err);
-        for want in ["selector", "text", "urll", "url"] {
-            assert!(p.contains(&want.to_owned()), "{want} in {p:?}");
-        }
-        let issues = err.details.as_ref().unwrap()["issues"].to_string();
-        assert!(issues.contains("navigate does not take selector; it takes url"), "{issues}");
-        assert!(issues.contains("navigate needs url"), "{issues}");
-
-        for (args, want) in [
-            (json!({"action": "click"}), vec!["selector"]),
-            (json!({"action": "fill", "selector": "#a"}), vec!["value"]),
-            (json!({"action": "fill"}), vec!["selector", "value"]),
-            (json!({"action": "press", "text": "a"}), vec!["key", "text"]),
-            (json!({"action": "evaluate", "selector": "#a", "expression": "1"}), vec!["selector"]),
-            (json!({"action": "close_tab"}), vec!["tab"]),
-            (json!({"action": "activate_tab", "tab": "A", "url": "x"}), vec!["url"]),
-            (json!({"action": "open_tab", "tab": "A"}), vec!["tab"]),
-            (json!({"action": "click", "selector": "#a", "count": "two"}), vec!["count"]),
-            (json!({"action": "wait", "selector": "#a", "state": "gone"}), vec!["state"]),
-            (json!({"action": "scroll", "selector": "#a"}), vec!["action"]),
-            (json!({"selector": "#a"}), vec!["action"]),
-        ] {
-            let mut args = args;
-            args["box_id"] = json!("box_abc");
-            let err = parse_page(obj(args.clone())).unwrap_err();
-            let mut p = paths(&err);
-            p.sort();
-            assert_eq!(p, want, "{args}");
-            assert_eq!(err.code, holm_proto::ErrorCode::InvalidRequest);
-        }
-    }
-
-    #[test]
-    fn every_page_field_is_taken_by_some_action() {
-        let schema = holm_proto::strict::schema_of::<PageArgs>();
-        let fields: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        let actions = [
-            PageAction::Navigate,
-            PageAction::Click,
-            PageAction::Type,
-            PageAction::Fill,
-            PageAction::Press,
-            PageAction::Wait,
-            PageAction::Evaluate,
-            PageAction::OpenTab,
-            PageAction::CloseTab,
-            PageAction::ActivateTab,
-        ];
-        for f in fields {
-            let taken = f == "box_id"
-                || f == "action"
-                || actions.iter().any(|a| {
-                    let (needs, takes) = a.fields();
-                    needs.contains(&f.as_str()) || takes.contains(&f.as_str())
-                });
-            assert!(taken, "{f} is taken by some action");
-        }
-        // And every field an action names is a field.
-        for a in actions {
-            let (needs, takes) = a.fields();
-            for f in needs.iter().chain(takes) {
-                assert!(schema["properties"].get(*f).is_some(), "{}: {f}", a.as_str());
-            }
-            let wire: PageAction = serde_json::from_value(json!(a.as_str())).unwrap();
-            assert_eq!(wire, a);
-        }
-    }
-
-    #[test]
-    fn page_reads_and_state_parse_strictly() {
-        let s: PageScreenshotArgs = parse(obj(json!({"box_id": "box_a"}))).unwrap();
-        assert_eq!((s.format, s.full_page, s.tab), (ShotFormat::Png, false, None));
-        let err = parse::<PageScreenshotArgs>(obj(json!({"box_id": "box_a", "fullPage": true})))
-            .unwrap_err();
-        assert_eq!(paths(&err), ["fullPage"]);
-        let c: PageContentArgs = parse(obj(json!({"box_id": "box_a", "tab": "T"}))).unwrap();
-        assert_eq!((c.tab.as_deref(), c.max_bytes), (Some("T"), None));
-        let err = parse::<TabsArgs>(obj(json!({"box_id": "box_a", "all": true}))).unwrap_err();
-        assert_eq!(paths(&err), ["all"]);
-        let err =
-            parse::<SaveStateArgs>(obj(json!({"box_id": "box_a", "path": "/x"}))).unwrap_err();
-        assert_eq!(paths(&err), ["path"]);
-
-        let state = json!({
-            "cookies": [{"name": "s", "value": "v", "domain": "127.0.0.1", "path": "/",
-                         "expires": -1, "http_only": false, "secure": false, "same_site": "Lax"}],
-            "origins": [{"origin": "http://127.0.0.1:8000",
-                         "local_storage": [{"name": "user", "value": "alice"}]}]
-        });
-        let l: LoadStateArgs =
-            parse(obj(json!({"box_id": "box_a", "state": state.clone()}))).unwrap();
-        assert_eq!(l.state.cookies[0].name, "s");
-        assert!(l.state.origins[0].session_storage.is_empty());
-        // Playwright's camelCase is refused, every wrong field named, inside the state.
-        let mut playwright = state;
-        playwright["cookies"][0]["httpOnly"] = json!(false);
-        playwright["origins"][0]["localStorage"] = json!([]);
-        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a", "state": playwright})))
-            .unwrap_err();
-        let p = paths(&err);
-        assert!(p.contains(&"state.cookies[0].httpOnly".to_owned()), "{p:?}");
-        assert!(p.contains(&"state.origins[0].localStorage".to_owned()), "{p:?}");
-        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a"}))).unwrap_err();
-        assert_eq!(paths(&err), ["state"]);
     }
 
     #[test]

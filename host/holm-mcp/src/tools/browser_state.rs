@@ -88,3 +88,41 @@ impl Tool for LoadState {
         Ok(json_result(Some(summary), to_value(&done)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{LoadStateArgs, SaveStateArgs};
+    use crate::args::parse;
+    use crate::args::testing::{obj, paths};
+
+    #[test]
+    fn a_state_parses_strictly() {
+        let err =
+            parse::<SaveStateArgs>(obj(json!({"box_id": "box_a", "path": "/x"}))).unwrap_err();
+        assert_eq!(paths(&err), ["path"]);
+
+        let state = json!({
+            "cookies": [{"name": "s", "value": "v", "domain": "127.0.0.1", "path": "/",
+                         "expires": -1, "http_only": false, "secure": false, "same_site": "Lax"}],
+            "origins": [{"origin": "http://127.0.0.1:8000",
+                         "local_storage": [{"name": "user", "value": "alice"}]}]
+        });
+        let l: LoadStateArgs =
+            parse(obj(json!({"box_id": "box_a", "state": state.clone()}))).unwrap();
+        assert_eq!(l.state.cookies[0].name, "s");
+        assert!(l.state.origins[0].session_storage.is_empty());
+        // Playwright's camelCase is refused, every wrong field named, inside the state.
+        let mut playwright = state;
+        playwright["cookies"][0]["httpOnly"] = json!(false);
+        playwright["origins"][0]["localStorage"] = json!([]);
+        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a", "state": playwright})))
+            .unwrap_err();
+        let p = paths(&err);
+        assert!(p.contains(&"state.cookies[0].httpOnly".to_owned()), "{p:?}");
+        assert!(p.contains(&"state.origins[0].localStorage".to_owned()), "{p:?}");
+        let err = parse::<LoadStateArgs>(obj(json!({"box_id": "box_a"}))).unwrap_err();
+        assert_eq!(paths(&err), ["state"]);
+    }
+}

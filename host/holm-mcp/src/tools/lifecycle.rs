@@ -451,7 +451,9 @@ mod tests {
     use holm_proto::{ApiError, ErrorCode, Issue};
     use serde_json::json;
 
-    use super::{LaunchBoxArgs, create_request, made_result, rest_fields};
+    use super::{BoxAction, BoxLifeArgs, LaunchBoxArgs, create_request, made_result, rest_fields};
+    use crate::args::testing::{obj, paths, problems};
+    use crate::args::{OneAction, parse_action};
     use crate::tools::to_value;
 
     #[test]
@@ -534,5 +536,32 @@ mod tests {
         assert_eq!(e.code, ErrorCode::Unavailable);
         assert!(e.message.contains("failed: no image"), "{}", e.message);
         assert!(e.hint.unwrap().starts_with("the fork again"));
+    }
+
+    #[test]
+    fn each_box_action_takes_its_own_fields_and_is_refused_others_each_named() {
+        let parse = |v: serde_json::Value| parse_action::<BoxLifeArgs, BoxAction>(obj(v));
+        for ok in [
+            json!({"box_id": "box_a", "action": "stop"}),
+            json!({"box_id": "box_a", "action": "start", "wait_secs": 10}),
+            json!({"box_id": "box_a", "action": "pause"}),
+            json!({"box_id": "box_a", "action": "resume", "minutes": null}),
+            json!({"box_id": "box_a", "action": "fork", "name": "copy", "ttl_minutes": 5, "idle_minutes": 2}),
+            json!({"box_id": "box_a", "action": "extend", "minutes": 30}),
+        ] {
+            let a = parse(ok.clone()).unwrap_or_else(|e| panic!("{ok}: {e}"));
+            assert_eq!(json!(a.action.as_str()), ok["action"]);
+        }
+        let err =
+            parse(json!({"box_id": "box_a", "action": "pause", "minutes": 3, "wait_secs": 1}))
+                .unwrap_err();
+        assert_eq!(paths(&err), ["minutes", "wait_secs"]);
+        assert!(problems(&err).contains("pause does not take minutes"), "{err:?}");
+        let err = parse(json!({"box_id": "box_a", "action": "extend", "name": "x"})).unwrap_err();
+        assert_eq!(paths(&err), ["name", "minutes"]);
+        assert!(problems(&err).contains("extend needs minutes"), "{err:?}");
+        let err = parse(json!({"box_id": "box_a", "action": "reboot", "colour": 1})).unwrap_err();
+        let p = paths(&err);
+        assert!(p.contains(&"action".to_owned()) && p.contains(&"colour".to_owned()), "{p:?}");
     }
 }

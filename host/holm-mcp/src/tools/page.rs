@@ -509,7 +509,22 @@ mod tests {
     use rmcp::model::CallToolResult;
     use serde_json::json;
 
-    use super::{char_boundary, evaluate_result};
+    use holm_proto::guest::ElementState;
+
+    use super::{
+        PageAction, PageArgs, PageContentArgs, PageScreenshotArgs, TabsArgs, char_boundary,
+        evaluate_result,
+    };
+    use crate::args::parse;
+    use crate::args::testing::{obj, paths};
+    use crate::tools::Tool;
+    use crate::tools::screen::ShotFormat;
+
+    fn parse_page(
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<PageArgs, holm_proto::ApiError> {
+        super::Page::parse(arguments)
+    }
 
     fn text(r: &CallToolResult) -> String {
         r.content
@@ -548,5 +563,121 @@ mod tests {
         assert_eq!(char_boundary("aé", 2), 1);
         assert_eq!(char_boundary("aé", 3), 3);
         assert_eq!(char_boundary("€", 2), 0);
+    }
+
+    #[test]
+    fn each_page_action_parses_with_what_it_needs() {
+        let cases = [
+            json!({"action": "navigate", "url": "http://127.0.0.1:8000/", "wait_until": "commit"}),
+            json!({"action": "click", "selector": "#go", "button": "right", "count": 2}),
+            json!({"action": "type", "text": "hi\n"}),
+            json!({"action": "type", "text": "hi", "selector": "#name", "timeout_ms": 100}),
+            json!({"action": "fill", "selector": "#name", "value": ""}),
+            json!({"action": "press", "key": "Control+a", "selector": "#name"}),
+            json!({"action": "wait", "selector": ".late", "state": "detached"}),
+            json!({"action": "evaluate", "expression": "1 + 1", "await_promise": false}),
+            json!({"action": "open_tab"}),
+            json!({"action": "open_tab", "url": "about:blank"}),
+            json!({"action": "close_tab", "tab": "ABC"}),
+            json!({"action": "activate_tab", "tab": "ABC"}),
+        ];
+        for mut case in cases {
+            case["box_id"] = json!("box_abc");
+            let a = parse_page(obj(case.clone())).unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(json!(a.action.as_str()), case["action"]);
+        }
+        let a = parse_page(obj(json!({
+            "box_id": "box_abc", "action": "wait", "selector": "x", "state": "hidden", "tab": null
+        })))
+        .unwrap();
+        assert_eq!(a.state, Some(ElementState::Hidden));
+        assert_eq!(a.tab, None, "null is not given");
+    }
+
+    #[test]
+    fn a_page_action_is_refused_fields_it_does_not_take_or_lacks_each_named() {
+        let err = parse_page(obj(json!({
+            "box_id": "box_abc", "action": "navigate", "selector": "#go", "text": "x", "urll": "y"
+        })))
+        .unwrap_err();
+        let p = paths(&err);
+        for want in ["selector", "text", "urll", "url"] {
+            assert!(p.contains(&want.to_owned()), "{want} in {p:?}");
+        }
+        let issues = err.details.as_ref().unwrap()["issues"].to_string();
+        assert!(issues.contains("navigate does not take selector; it takes url"), "{issues}");
+        assert!(issues.contains("navigate needs url"), "{issues}");
+
+        for (args, want) in [
+            (json!({"action": "click"}), vec!["selector"]),
+            (json!({"action": "fill", "selector": "#a"}), vec!["value"]),
+            (json!({"action": "fill"}), vec!["selector", "value"]),
+            (json!({"action": "press", "text": "a"}), vec!["key", "text"]),
+            (json!({"action": "evaluate", "selector": "#a", "expression": "1"}), vec!["selector"]),
+            (json!({"action": "close_tab"}), vec!["tab"]),
+            (json!({"action": "activate_tab", "tab": "A", "url": "x"}), vec!["url"]),
+            (json!({"action": "open_tab", "tab": "A"}), vec!["tab"]),
+            (json!({"action": "click", "selector": "#a", "count": "two"}), vec!["count"]),
+            (json!({"action": "wait", "selector": "#a", "state": "gone"}), vec!["state"]),
+            (json!({"action": "scroll", "selector": "#a"}), vec!["action"]),
+            (json!({"selector": "#a"}), vec!["action"]),
+        ] {
+            let mut args = args;
+            args["box_id"] = json!("box_abc");
+            let err = parse_page(obj(args.clone())).unwrap_err();
+            let mut p = paths(&err);
+            p.sort();
+            assert_eq!(p, want, "{args}");
+            assert_eq!(err.code, holm_proto::ErrorCode::InvalidRequest);
+        }
+    }
+
+    #[test]
+    fn every_page_field_is_taken_by_some_action() {
+        let schema = holm_proto::strict::schema_of::<PageArgs>();
+        let fields: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        let actions = [
+            PageAction::Navigate,
+            PageAction::Click,
+            PageAction::Type,
+            PageAction::Fill,
+            PageAction::Press,
+            PageAction::Wait,
+            PageAction::Evaluate,
+            PageAction::OpenTab,
+            PageAction::CloseTab,
+            PageAction::ActivateTab,
+        ];
+        for f in fields {
+            let taken = f == "box_id"
+                || f == "action"
+                || actions.iter().any(|a| {
+                    let (needs, takes) = a.fields();
+                    needs.contains(&f.as_str()) || takes.contains(&f.as_str())
+                });
+            assert!(taken, "{f} is taken by some action");
+        }
+        // And every field an action names is a field.
+        for a in actions {
+            let (needs, takes) = a.fields();
+            for f in needs.iter().chain(takes) {
+                assert!(schema["properties"].get(*f).is_some(), "{}: {f}", a.as_str());
+            }
+            let wire: PageAction = serde_json::from_value(json!(a.as_str())).unwrap();
+            assert_eq!(wire, a);
+        }
+    }
+
+    #[test]
+    fn page_reads_parse_strictly() {
+        let s: PageScreenshotArgs = parse(obj(json!({"box_id": "box_a"}))).unwrap();
+        assert_eq!((s.format, s.full_page, s.tab), (ShotFormat::Png, false, None));
+        let err = parse::<PageScreenshotArgs>(obj(json!({"box_id": "box_a", "fullPage": true})))
+            .unwrap_err();
+        assert_eq!(paths(&err), ["fullPage"]);
+        let c: PageContentArgs = parse(obj(json!({"box_id": "box_a", "tab": "T"}))).unwrap();
+        assert_eq!((c.tab.as_deref(), c.max_bytes), (Some("T"), None));
+        let err = parse::<TabsArgs>(obj(json!({"box_id": "box_a", "all": true}))).unwrap_err();
+        assert_eq!(paths(&err), ["all"]);
     }
 }
