@@ -300,6 +300,20 @@ mod tests {
         }
     }
 
+    /// Every tool in `TOOLS` parses strictly before it calls anything: an
+    /// unknown field is named in a tool result, whatever else is missing.
+    #[tokio::test]
+    async fn every_tool_refuses_an_unknown_field_before_any_call() {
+        let s = server();
+        for tool in crate::tools::all() {
+            let r = s.call(&tool.name, obj(json!({"no_such_field": 1}))).await.unwrap();
+            assert_eq!(r.is_error, Some(true), "{}", tool.name);
+            let issues =
+                r.structured_content.as_ref().unwrap()["error"]["details"]["issues"].to_string();
+            assert!(issues.contains("\"no_such_field\""), "{}: {issues}", tool.name);
+        }
+    }
+
     #[tokio::test]
     async fn an_unreachable_server_is_unavailable_with_a_hint() {
         let r = server().call("list_boxes", None).await.unwrap();
