@@ -1,6 +1,6 @@
-//! The tools: each one a [`Tool`], its name, description, input schema,
+//! The tools: each one a `Tool`, its name, description, input schema,
 //! annotations and handler together in the file of its group, and every one
-//! listed once, in order, in [`TOOLS`].
+//! listed once, in order, in `TOOLS`.
 //!
 //! Descriptions are short and exact: they say the units and which coordinates
 //! a tool takes. Annotations are truthful: read-only tools change nothing;
@@ -14,7 +14,7 @@
 //!
 //! To add a tool: a unit struct and its `impl Tool` in its group's file (a
 //! new group is a new file here and its `mod` line), and its place in
-//! [`TOOLS`].
+//! `TOOLS`.
 
 use std::future::Future;
 use std::pin::Pin;
