@@ -3,7 +3,6 @@
 //! screenshot pixels).
 
 use holm_proto::accessibility::{NodeAction, NodeVerb, TreeQuery};
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -3,7 +3,6 @@
 //! or `GET /v1/boxes/{id}/recordings/{file}`): a video is no tool result.
 
 use holm_proto::recording::RecordingStart;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
