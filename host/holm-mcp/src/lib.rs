@@ -13,20 +13,18 @@
 //!   `HOLM_SERVER_URL` and `HOLM_SERVER_TOKEN`. Only MCP goes to standard
 //!   output.
 //!
-//! The tools are listed in [`tools`]; their arguments in [`args`]; a box's
-//! life (`launch_box`, `box`) is in `lifecycle`; the
-//! screenshot scale and the coordinate mapping in [`scale`]; failures become
-//! tool results in [`errors`]; the live screen for MCP Apps hosts in
-//! [`live`].
+//! Each tool is a `Tool` in the file of its group under [`tools`] (its
+//! arguments, description, annotations and handler together), and
+//! `tools::TOOLS` lists them all; [`args`] parses arguments strictly; a call's
+//! progress goes to `progress`; the screenshot scale and the coordinate
+//! mapping are in [`scale`]; failures become tool results in [`errors`]; the
+//! live screen for MCP Apps hosts is in [`live`].
 
-pub mod accessibility;
 pub mod args;
-pub mod desk;
 pub mod errors;
 mod http;
-mod lifecycle;
 pub mod live;
-pub mod record;
+mod progress;
 pub mod reference;
 pub mod scale;
 mod server;

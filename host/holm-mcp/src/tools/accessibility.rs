@@ -2,18 +2,15 @@
 //! `accessibility_act`. Node rectangles are in screen pixels (not
 //! screenshot pixels).
 
-use std::sync::Arc;
-
-use holm_proto::ApiError;
 use holm_proto::accessibility::{NodeAction, NodeVerb, TreeQuery};
-use rmcp::model::{CallToolResult, JsonObject, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::args;
 use crate::errors::from_client;
-use crate::server::{HolmMcp, json_result, to_value};
-use crate::tools::{Effect, Name, annotations, schema};
+use crate::progress::Reporter;
+use crate::server::HolmMcp;
+use crate::tools::{Annotations, Answer, Effect, Tool, json_result, to_value};
 
 /// `accessibility_tree`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -68,36 +65,24 @@ pub struct ActArgs {
     pub pointer: Option<bool>,
 }
 
-/// The description, input schema and annotations of a tool of this module.
-pub(crate) fn tool(name: Name) -> (String, Arc<JsonObject>, ToolAnnotations) {
-    match name {
-        Name::AccessibilityTree => (
-            "Read the accessibility tree (AT-SPI) of a box's focused window, or of the whole \
-             screen (all): each node's id, role, name, value, states and rect (screen pixels, \
-             not screenshot pixels), its children that show; bounded by depth and max_nodes \
-             (truncated says when cut). X11 boxes only (Wayland answers unsupported)."
-                .into(),
-            schema::<TreeArgs>(),
-            annotations("Accessibility tree", Effect::ReadOnly, false),
-        ),
-        Name::AccessibilityAct => (
-            "Click a node of the accessibility tree or set its value, found by node id or by \
-             role and name (the first on the screen): the app's own action (or its editable \
-             text or range), else, or with pointer, a click at the node's centre (and for a \
-             value, select all and type). An unknown node is not_found and nothing is done."
-                .into(),
-            schema::<ActArgs>(),
-            annotations("Act on a node", Effect::Destructive { idempotent: false }, false),
-        ),
-        _ => unreachable!("{} is not a tool of the accessibility tree", name.as_str()),
-    }
-}
+/// `accessibility_tree`.
+#[derive(Debug)]
+pub(crate) struct AccessibilityTree;
 
-impl HolmMcp {
-    pub(crate) async fn accessibility_tree(&self, a: TreeArgs) -> Result<CallToolResult, ApiError> {
+impl Tool for AccessibilityTree {
+    const NAME: &'static str = "accessibility_tree";
+    const DESCRIPTION: &'static str = "Read the accessibility tree (AT-SPI) of a box's focused \
+        window, or of the whole screen (all): each node's id, role, name, value, states and rect \
+        (screen pixels, not screenshot pixels), its children that show; bounded by depth and \
+        max_nodes (truncated says when cut). X11 boxes only (Wayland answers unsupported).";
+    const ANNOTATIONS: Annotations =
+        Annotations { title: "Accessibility tree", effect: Effect::ReadOnly, open_world: false };
+    type Args = TreeArgs;
+
+    async fn call(mcp: &HolmMcp, a: TreeArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
         let q = TreeQuery { screen: a.screen, all: a.all, depth: a.depth, max_nodes: a.max_nodes };
-        let tree = self.client.boxed(&a.box_id).accessibility(&q).await.map_err(from_client)?;
+        let tree = mcp.client.boxed(&a.box_id).accessibility(&q).await.map_err(from_client)?;
         let summary = format!(
             "{} node(s){}",
             tree.count,
@@ -105,8 +90,26 @@ impl HolmMcp {
         );
         Ok(json_result(Some(summary), to_value(&tree)))
     }
+}
 
-    pub(crate) async fn accessibility_act(&self, a: ActArgs) -> Result<CallToolResult, ApiError> {
+/// `accessibility_act`.
+#[derive(Debug)]
+pub(crate) struct AccessibilityAct;
+
+impl Tool for AccessibilityAct {
+    const NAME: &'static str = "accessibility_act";
+    const DESCRIPTION: &'static str = "Click a node of the accessibility tree or set its value, \
+        found by node id or by role and name (the first on the screen): the app's own action (or \
+        its editable text or range), else, or with pointer, a click at the node's centre (and for \
+        a value, select all and type). An unknown node is not_found and nothing is done.";
+    const ANNOTATIONS: Annotations = Annotations {
+        title: "Act on a node",
+        effect: Effect::Destructive { idempotent: false },
+        open_world: false,
+    };
+    type Args = ActArgs;
+
+    async fn call(mcp: &HolmMcp, a: ActArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
         let act = NodeAction {
             action: a.action,
@@ -119,7 +122,7 @@ impl HolmMcp {
             sensitive: a.sensitive,
         };
         let acted =
-            self.client.boxed(&a.box_id).accessibility_act(&act).await.map_err(from_client)?;
+            mcp.client.boxed(&a.box_id).accessibility_act(&act).await.map_err(from_client)?;
         let summary = format!("done on {} {:?}", acted.node.role, acted.node.name);
         Ok(json_result(Some(summary), to_value(&acted)))
     }

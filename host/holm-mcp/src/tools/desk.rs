@@ -2,21 +2,20 @@
 //! `get_clipboard` and `set_clipboard`. Window rectangles are in screen
 //! pixels (not screenshot pixels), as the box's windows are placed.
 
-use std::sync::Arc;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use holm_proto::ApiError;
 use holm_proto::desk::{ClipboardSet, WindowAction};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::args;
 use crate::errors::from_client;
-use crate::server::{HolmMcp, json_result, to_value};
-use crate::tools::{Effect, Name, annotations, schema};
+use crate::progress::Reporter;
+use crate::server::HolmMcp;
+use crate::tools::{Annotations, Answer, Effect, Tool, json_result, to_value};
 
 /// `list_windows` and `get_clipboard`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -118,59 +117,56 @@ pub struct SetClipboardArgs {
     pub sensitive: bool,
 }
 
-/// The description, input schema and annotations of a tool of this module.
-pub(crate) fn tool(name: Name) -> (String, Arc<JsonObject>, ToolAnnotations) {
-    match name {
-        Name::ListWindows => (
-            "List the windows of a box's screens: id, screen, title, app, pid, rectangle (x, y, \
-         width, height in screen pixels, not screenshot pixels) and focused."
-                .into(),
-            schema::<DeskArgs>(),
-            annotations("List windows", Effect::ReadOnly, false),
-        ),
-        Name::Window => (
-            "Act on one window, one action a call (field action): focus (raise it and give it \
-         the keyboard); move {x,y} (its top-left corner, in screen pixels); resize \
-         {width,height} (pixels); close (as its close button does). Answers applied (the \
-         change showed within a few seconds) and the window as it is after (null once \
-         closed). An unknown window id is not_found."
-                .into(),
-            schema::<WindowArgs>(),
-            annotations("Act on a window", Effect::Destructive { idempotent: false }, false),
-        ),
-        Name::GetClipboard => (
-            "Read a box's clipboard: its types, its text, and its image (answered as an image \
-         when it holds a PNG)."
-                .into(),
-            schema::<DeskArgs>(),
-            annotations("Read the clipboard", Effect::ReadOnly, false),
-        ),
-        Name::SetClipboard => (
-            "Put text, a PNG image (png_base64), or both on a box's clipboard, for apps to \
-         paste (ctrl+v). An image that is not a PNG is refused and changes nothing."
-                .into(),
-            schema::<SetClipboardArgs>(),
-            annotations("Set the clipboard", Effect::Destructive { idempotent: true }, false),
-        ),
-        _ => unreachable!("{} is not a tool of windows and the clipboard", name.as_str()),
-    }
-}
+/// `list_windows`.
+#[derive(Debug)]
+pub(crate) struct ListWindows;
 
-impl HolmMcp {
-    pub(crate) async fn list_windows(&self, a: DeskArgs) -> Result<CallToolResult, ApiError> {
+impl Tool for ListWindows {
+    const NAME: &'static str = "list_windows";
+    const DESCRIPTION: &'static str = "List the windows of a box's screens: id, screen, title, \
+        app, pid, rectangle (x, y, width, height in screen pixels, not screenshot pixels) and \
+        focused.";
+    const ANNOTATIONS: Annotations =
+        Annotations { title: "List windows", effect: Effect::ReadOnly, open_world: false };
+    type Args = DeskArgs;
+
+    async fn call(mcp: &HolmMcp, a: DeskArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
-        let list = self.client.boxed(&a.box_id).windows().await.map_err(from_client)?;
+        let list = mcp.client.boxed(&a.box_id).windows().await.map_err(from_client)?;
         let summary = match list.iter().find(|w| w.focused) {
             Some(w) => format!("{} window(s); {} ({}) has the focus", list.len(), w.id, w.title),
             None => format!("{} window(s); none has the focus", list.len()),
         };
         Ok(json_result(Some(summary), json!({ "windows": list })))
     }
+}
 
-    pub(crate) async fn window(&self, a: WindowArgs) -> Result<CallToolResult, ApiError> {
+/// `window`.
+#[derive(Debug)]
+pub(crate) struct Window;
+
+impl Tool for Window {
+    const NAME: &'static str = "window";
+    const DESCRIPTION: &'static str = "Act on one window, one action a call (field action): focus \
+        (raise it and give it the keyboard); move {x,y} (its top-left corner, in screen pixels); \
+        resize {width,height} (pixels); close (as its close button does). Answers applied (the \
+        change showed within a few seconds) and the window as it is after (null once closed). An \
+        unknown window id is not_found.";
+    const ANNOTATIONS: Annotations = Annotations {
+        title: "Act on a window",
+        effect: Effect::Destructive { idempotent: false },
+        open_world: false,
+    };
+    type Args = WindowArgs;
+
+    fn parse(arguments: Option<JsonObject>) -> Result<WindowArgs, ApiError> {
+        args::parse_action::<WindowArgs, WindowVerb>(arguments)
+    }
+
+    async fn call(mcp: &HolmMcp, a: WindowArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
         let acted =
-            self.client.boxed(&a.box_id).window(a.window, a.action()).await.map_err(from_client)?;
+            mcp.client.boxed(&a.box_id).window(a.window, a.action()).await.map_err(from_client)?;
         let summary = match (&acted.window, acted.applied) {
             (None, _) => "the window is closed".to_owned(),
             (Some(_), true) => "done".to_owned(),
@@ -178,10 +174,23 @@ impl HolmMcp {
         };
         Ok(json_result(Some(summary), to_value(&acted)))
     }
+}
 
-    pub(crate) async fn get_clipboard(&self, a: DeskArgs) -> Result<CallToolResult, ApiError> {
+/// `get_clipboard`.
+#[derive(Debug)]
+pub(crate) struct GetClipboard;
+
+impl Tool for GetClipboard {
+    const NAME: &'static str = "get_clipboard";
+    const DESCRIPTION: &'static str = "Read a box's clipboard: its types, its text, and its image \
+        (answered as an image when it holds a PNG).";
+    const ANNOTATIONS: Annotations =
+        Annotations { title: "Read the clipboard", effect: Effect::ReadOnly, open_world: false };
+    type Args = DeskArgs;
+
+    async fn call(mcp: &HolmMcp, a: DeskArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
-        let clip = self.client.boxed(&a.box_id).clipboard().await.map_err(from_client)?;
+        let clip = mcp.client.boxed(&a.box_id).clipboard().await.map_err(from_client)?;
         let mut content = Vec::new();
         let described = json!({ "types": clip.types, "text": clip.text, "has_image": clip.png_base64.is_some() });
         content.push(ContentBlock::text(described.to_string()));
@@ -192,14 +201,28 @@ impl HolmMcp {
         result.structured_content = Some(described);
         Ok(result)
     }
+}
 
-    pub(crate) async fn set_clipboard(
-        &self,
-        a: SetClipboardArgs,
-    ) -> Result<CallToolResult, ApiError> {
+/// `set_clipboard`.
+#[derive(Debug)]
+pub(crate) struct SetClipboard;
+
+impl Tool for SetClipboard {
+    const NAME: &'static str = "set_clipboard";
+    const DESCRIPTION: &'static str = "Put text, a PNG image (png_base64), or both on a box's \
+        clipboard, for apps to paste (ctrl+v). An image that is not a PNG is refused and changes \
+        nothing.";
+    const ANNOTATIONS: Annotations = Annotations {
+        title: "Set the clipboard",
+        effect: Effect::Destructive { idempotent: true },
+        open_world: false,
+    };
+    type Args = SetClipboardArgs;
+
+    async fn call(mcp: &HolmMcp, a: SetClipboardArgs, _: Option<&Reporter>) -> Answer {
         args::check_box_id(&a.box_id)?;
         let set = ClipboardSet { text: a.text, png_base64: a.png_base64, sensitive: a.sensitive };
-        let clip = self.client.boxed(&a.box_id).set_clipboard(&set).await.map_err(from_client)?;
+        let clip = mcp.client.boxed(&a.box_id).set_clipboard(&set).await.map_err(from_client)?;
         let bytes = clip.png_base64.as_deref().and_then(|b| BASE64.decode(b).ok()).map(|b| b.len());
         Ok(json_result(
             Some("the clipboard holds it until an app in the box copies something else".into()),
