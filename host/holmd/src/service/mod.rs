@@ -55,6 +55,7 @@ pub use self::errors::{Error, Part, runtime_error};
 pub use self::idempotency::fingerprint;
 pub use self::limits::Limits;
 pub use self::pool::PoolSpec;
+use self::recordings::Recordings;
 pub use self::recovery::Recovered;
 use self::remotes::Remote;
 pub use self::remotes::RemoteSetup;
@@ -110,8 +111,8 @@ pub struct Service {
     vendor_deadlines: Mutex<std::collections::HashMap<String, u64>>,
     /// Held while the warm pools are refilled.
     refilling: tokio::sync::Mutex<()>,
-    /// Where removed boxes' recordings are kept, once set.
-    archive: std::sync::OnceLock<recordings::Archive>,
+    /// Removed boxes' recordings.
+    recordings: Recordings,
 }
 
 /// What a service is made of.
@@ -179,7 +180,7 @@ impl Service {
             limits: parts.limits,
             vendor_deadlines: Mutex::default(),
             refilling: tokio::sync::Mutex::new(()),
-            archive: std::sync::OnceLock::new(),
+            recordings: Recordings::new(parts.limits.recordings_bytes),
         })
     }
 
