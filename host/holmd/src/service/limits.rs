@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use holm::runtime::Runtime;
 use holm_proto::{ApiError, ErrorCode};
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Service;
 use super::errors::Error;
@@ -88,6 +88,43 @@ impl Limits {
     }
 }
 
+/// The image builds that may run at once: a semaphore of
+/// [`Limits::max_builds`] places (at least one). It holds no lock of its
+/// own; a place is held for a whole build, by whoever builds.
+#[derive(Debug)]
+pub(super) struct Builds {
+    /// The places, one per build that may run.
+    places: Arc<Semaphore>,
+    /// The limit as set, for refusals.
+    max: usize,
+}
+
+impl Builds {
+    /// `max` builds at once (at least one).
+    pub(super) fn new(max: usize) -> Self {
+        Self { places: Arc::new(Semaphore::new(max.max(1))), max }
+    }
+
+    /// A place, or a refusal when every place is taken.
+    fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        Arc::clone(&self.places).try_acquire_owned().map_err(|_| {
+            let max = self.max;
+            ApiError::new(
+                ErrorCode::LimitReached,
+                format!("{max} image builds already run on this server, its most at once"),
+            )
+            .with_hint("try again when one ends, or raise HOLM_MAX_BUILDS")
+            .with_details(serde_json::json!({ "limit": max }))
+            .into()
+        })
+    }
+
+    /// A place, waited for.
+    async fn place(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.places).acquire_owned().await.ok()
+    }
+}
+
 impl Service {
     /// Refuses a new box when the server has its most live boxes. Called
     /// under the lock that inserts it, so two requests cannot both pass.
@@ -116,21 +153,12 @@ impl Service {
     /// A place among the builds that may run at once, or a refusal when
     /// they all run: for builds a client asked for.
     pub fn build_permit(&self) -> Result<OwnedSemaphorePermit, Error> {
-        Arc::clone(&self.builds).try_acquire_owned().map_err(|_| {
-            let max = self.limits.max_builds;
-            ApiError::new(
-                ErrorCode::LimitReached,
-                format!("{max} image builds already run on this server, its most at once"),
-            )
-            .with_hint("try again when one ends, or raise HOLM_MAX_BUILDS")
-            .with_details(serde_json::json!({ "limit": max }))
-            .into()
-        })
+        self.builds.permit()
     }
 
     /// A place among the builds, waited for: for the image a new box needs.
     pub(super) async fn build_slot(&self) -> Option<OwnedSemaphorePermit> {
-        Arc::clone(&self.builds).acquire_owned().await.ok()
+        self.builds.place().await
     }
 
     /// After a build that made an image: prunes unused box images on the

@@ -53,8 +53,10 @@ use holm_proto::{ApiError, Issue};
 
 pub use self::errors::{Error, Part, runtime_error};
 pub use self::idempotency::fingerprint;
+use self::limits::Builds;
 pub use self::limits::Limits;
 pub use self::pool::PoolSpec;
+use self::pool::Pools;
 use self::recordings::Recordings;
 pub use self::recovery::Recovered;
 use self::remotes::Remote;
@@ -105,12 +107,12 @@ pub struct Service {
     /// counted, among them).
     limits: Limits,
     /// The image builds that may run at once.
-    builds: Arc<tokio::sync::Semaphore>,
+    builds: Builds,
     /// The deadline each box's runtime was last told (runtimes that end
     /// machines themselves), in seconds since the epoch.
     vendor_deadlines: Mutex<std::collections::HashMap<String, u64>>,
-    /// Held while the warm pools are refilled.
-    refilling: tokio::sync::Mutex<()>,
+    /// The warm pools' refill.
+    pools: Pools,
     /// Removed boxes' recordings.
     recordings: Recordings,
 }
@@ -176,10 +178,10 @@ impl Service {
             dirty: Mutex::new(BTreeSet::new()),
             flushing: tokio::sync::Mutex::new(()),
             expiry_failed: Mutex::new(BTreeSet::new()),
-            builds: Arc::new(tokio::sync::Semaphore::new(parts.limits.max_builds.max(1))),
+            builds: Builds::new(parts.limits.max_builds),
             limits: parts.limits,
             vendor_deadlines: Mutex::default(),
-            refilling: tokio::sync::Mutex::new(()),
+            pools: Pools::default(),
             recordings: Recordings::new(parts.limits.recordings_bytes),
         })
     }

@@ -69,6 +69,25 @@ pub(super) fn pool_key(runtime: &str, r: &Resolved) -> String {
     )
 }
 
+/// The warm pools' own state: whether a refill runs. The pooled boxes
+/// themselves are boxes like any other (in the boxes' map, marked by
+/// their record's `pool`), and the pools wanted are the runtimes'.
+///
+/// Holds one lock, `refilling`, tried (never waited for) at the start of a
+/// refill and held across its awaits, so refills run one at a time.
+#[derive(Debug, Default)]
+pub(super) struct Pools {
+    /// Held while the warm pools are refilled.
+    refilling: tokio::sync::Mutex<()>,
+}
+
+impl Pools {
+    /// The turn to refill the pools, unless a refill runs.
+    fn refill_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        self.refilling.try_lock().ok()
+    }
+}
+
 impl Service {
     /// The pooled box a create could take, moved out of `pooled` so no
     /// other create takes it too. A fork, a box with a browser profile and
@@ -220,7 +239,7 @@ impl Service {
     /// Starts the boxes each pool lacks, within the server's box limit, and
     /// removes pooled boxes no pool wants any more. One refill at a time.
     pub async fn refill_pools(self: &Arc<Self>) {
-        let Ok(_one) = self.refilling.try_lock() else { return };
+        let Some(_one) = self.pools.refill_turn() else { return };
         for (name, offered) in &self.runtimes {
             for pool in &offered.pools {
                 let Ok(resolved) = offered.resolve(&pool.spec, &Placement::default()) else {
