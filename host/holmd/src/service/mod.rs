@@ -43,8 +43,8 @@ mod timeline;
 mod traces;
 mod viewers;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use holm_proto::guest::Page;
@@ -52,6 +52,7 @@ use holm_proto::host::{BoxInfo, BoxState, ListBoxes};
 use holm_proto::{ApiError, Issue};
 
 pub use self::errors::{Error, Part, runtime_error};
+use self::expiry::Expiry;
 pub use self::idempotency::fingerprint;
 use self::limits::Builds;
 pub use self::limits::Limits;
@@ -95,22 +96,18 @@ pub struct Service {
     shots: Arc<crate::timeline::Shots>,
     /// Held while an idempotency key is looked up and its box recorded.
     idempotency: tokio::sync::Mutex<()>,
-    /// Boxes whose last command moved but is not yet written.
-    dirty: Mutex<BTreeSet<String>>,
     /// Held for a whole [`Service::flush`]: flushes run one at a time, so a
     /// read's flush waits for one in flight (whose traces and images it took
     /// from the queues) before the read lists the store.
     flushing: tokio::sync::Mutex<()>,
-    /// Expired boxes whose removal failed, so the warning is said once.
-    expiry_failed: Mutex<BTreeSet<String>>,
+    /// The idle clock's moved deadlines, what runtimes were told, and
+    /// failed removals.
+    expiry: Expiry,
     /// What this server takes on (its most live boxes, pooled ones
     /// counted, among them).
     limits: Limits,
     /// The image builds that may run at once.
     builds: Builds,
-    /// The deadline each box's runtime was last told (runtimes that end
-    /// machines themselves), in seconds since the epoch.
-    vendor_deadlines: Mutex<std::collections::HashMap<String, u64>>,
     /// The warm pools' refill.
     pools: Pools,
     /// Removed boxes' recordings.
@@ -175,12 +172,10 @@ impl Service {
             tracer: Tracer::default(),
             shots: Arc::default(),
             idempotency: tokio::sync::Mutex::new(()),
-            dirty: Mutex::new(BTreeSet::new()),
             flushing: tokio::sync::Mutex::new(()),
-            expiry_failed: Mutex::new(BTreeSet::new()),
+            expiry: Expiry::default(),
             builds: Builds::new(parts.limits.max_builds),
             limits: parts.limits,
-            vendor_deadlines: Mutex::default(),
             pools: Pools::default(),
             recordings: Recordings::new(parts.limits.recordings_bytes),
         })

@@ -46,7 +46,7 @@ impl Service {
             }
             self.write_shots().await;
         }
-        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
+        let dirty = self.expiry.take_moved();
         for id in &dirty {
             if let Ok(entry) = self.get(id) {
                 self.save(&entry).await;
