@@ -64,9 +64,9 @@ use self::remotes::Remote;
 pub use self::remotes::RemoteSetup;
 pub use self::runtimes::{Offered, lifetimes_with};
 pub use self::state::Entry;
+use self::timeline::Timeline;
 use crate::clock::Clock;
 use crate::store::{BoxRecord, Store};
-use crate::traces::Tracer;
 
 /// The server name of a server that sets none; boxes without a server label
 /// (made before servers had names) belong to it.
@@ -91,15 +91,10 @@ pub struct Service {
     boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
-    tracer: Tracer,
-    /// The timeline's images waiting for the store, and what each box keeps.
-    shots: Arc<crate::timeline::Shots>,
+    /// The traces and screenshots waiting for the store.
+    timeline: Timeline,
     /// Held while an idempotency key is looked up and its box recorded.
     idempotency: tokio::sync::Mutex<()>,
-    /// Held for a whole [`Service::flush`]: flushes run one at a time, so a
-    /// read's flush waits for one in flight (whose traces and images it took
-    /// from the queues) before the read lists the store.
-    flushing: tokio::sync::Mutex<()>,
     /// The idle clock's moved deadlines, what runtimes were told, and
     /// failed removals.
     expiry: Expiry,
@@ -159,6 +154,7 @@ impl Service {
     /// A service of `parts`, with remote runtimes set up by its
     /// `remote_setup`; [`Service::load_remotes`] reads the stored ones.
     pub fn from_parts(parts: Parts) -> Arc<Self> {
+        let timeline = Timeline::new(Arc::clone(&parts.store), &parts.limits);
         Arc::new(Self {
             runtimes: parts.runtimes,
             default_runtime: parts.default_runtime,
@@ -169,10 +165,8 @@ impl Service {
             boxes: RwLock::new(BTreeMap::new()),
             store: parts.store,
             clock: parts.clock,
-            tracer: Tracer::default(),
-            shots: Arc::default(),
+            timeline,
             idempotency: tokio::sync::Mutex::new(()),
-            flushing: tokio::sync::Mutex::new(()),
             expiry: Expiry::default(),
             builds: Builds::new(parts.limits.max_builds),
             limits: parts.limits,
