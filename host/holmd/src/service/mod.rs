@@ -60,8 +60,8 @@ pub use self::pool::PoolSpec;
 use self::pool::Pools;
 use self::recordings::Recordings;
 pub use self::recovery::Recovered;
-use self::remotes::Remote;
 pub use self::remotes::RemoteSetup;
+use self::runtimes::Runtimes;
 pub use self::runtimes::{Offered, lifetimes_with};
 pub use self::state::Entry;
 use self::timeline::Timeline;
@@ -81,12 +81,8 @@ pub const MAX_WAIT_SECS: u64 = 900;
 /// The server's boxes and runtimes.
 #[derive(Debug)]
 pub struct Service {
-    runtimes: BTreeMap<String, Offered>,
-    default_runtime: String,
-    remotes: RwLock<BTreeMap<String, Remote>>,
-    remote_setup: RemoteSetup,
-    /// Serializes changes to remote runtimes.
-    registry: tokio::sync::Mutex<()>,
+    /// The runtimes offered, host and remote.
+    runtimes: Runtimes,
     server_name: String,
     boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
     store: Arc<dyn Store>,
@@ -156,11 +152,7 @@ impl Service {
     pub fn from_parts(parts: Parts) -> Arc<Self> {
         let timeline = Timeline::new(Arc::clone(&parts.store), &parts.limits);
         Arc::new(Self {
-            runtimes: parts.runtimes,
-            default_runtime: parts.default_runtime,
-            remotes: RwLock::new(BTreeMap::new()),
-            remote_setup: parts.remote_setup,
-            registry: tokio::sync::Mutex::new(()),
+            runtimes: Runtimes::new(parts.runtimes, parts.default_runtime, parts.remote_setup),
             server_name: parts.server_name,
             boxes: RwLock::new(BTreeMap::new()),
             store: parts.store,
@@ -345,7 +337,7 @@ impl Service {
 
     /// The secret the server key gives box `id`, if the server has a key.
     pub(crate) fn derived_box_secret(&self, id: &str) -> Option<String> {
-        let key = self.remote_setup.secret_key.as_ref()?;
+        let key = self.runtimes.setup().secret_key.as_ref()?;
         Some(holm::ids::derived_secret(&key.box_key(), id))
     }
 

@@ -240,7 +240,7 @@ impl Service {
     /// removes pooled boxes no pool wants any more. One refill at a time.
     pub async fn refill_pools(self: &Arc<Self>) {
         let Some(_one) = self.pools.refill_turn() else { return };
-        for (name, offered) in &self.runtimes {
+        for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
                 let Ok(resolved) = offered.resolve(&pool.spec, &Placement::default()) else {
                     continue;
@@ -343,7 +343,7 @@ impl Service {
     /// again.
     async fn drop_unwanted_pooled(&self) {
         let mut wanted = std::collections::BTreeMap::<String, usize>::new();
-        for (name, offered) in &self.runtimes {
+        for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
                 if let Ok(r) = offered.resolve(&pool.spec, &Placement::default()) {
                     *wanted.entry(pool_key(name, &r)).or_default() += pool.size as usize;
