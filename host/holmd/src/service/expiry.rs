@@ -119,21 +119,19 @@ impl Service {
     /// how many went.
     pub async fn expire_due(&self) -> usize {
         let now = self.clock.now_secs();
-        let due: Vec<(String, String)> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .map(|e| e.record())
-                .filter(|r| r.state.is_live())
-                // Without its runtime the box cannot be removed; it stays
-                // unreachable until a server that has the runtime ends it.
-                .filter(|r| self.takes(&r.runtime))
-                .filter_map(|r| {
-                    let (deadline, why) = r.deadline();
-                    (deadline <= now).then(|| (r.id.clone(), why))
-                })
-                .collect()
-        };
+        let due: Vec<(String, String)> = self
+            .boxes
+            .records()
+            .into_iter()
+            .filter(|r| r.state.is_live())
+            // Without its runtime the box cannot be removed; it stays
+            // unreachable until a server that has the runtime ends it.
+            .filter(|r| self.takes(&r.runtime))
+            .filter_map(|r| {
+                let (deadline, why) = r.deadline();
+                (deadline <= now).then(|| (r.id.clone(), why))
+            })
+            .collect();
         let mut n = 0;
         for (id, why) in due {
             let Some(entry) = self.any_box(&id) else { continue };

@@ -2,7 +2,6 @@
 //! records of removed boxes stay, and how much disk its box images may take.
 //! Each refusal says the limit and where to change it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use holm::runtime::Runtime;
@@ -11,7 +10,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Service;
 use super::errors::Error;
-use super::state::Entry;
 
 /// The server's limits (`HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`,
 /// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`, `HOLM_TIMELINE_SCREENSHOTS`,
@@ -126,30 +124,6 @@ impl Builds {
 }
 
 impl Service {
-    /// Refuses a new box when the server has its most live boxes. Called
-    /// under the lock that inserts it, so two requests cannot both pass.
-    pub(super) fn admit_box(&self, boxes: &BTreeMap<String, Arc<Entry>>) -> Result<(), Error> {
-        let live = boxes.values().filter(|e| e.record().state.is_live()).count();
-        if live < self.limits.max_boxes {
-            return Ok(());
-        }
-        Err(self.at_box_limit(live).into())
-    }
-
-    /// The refusal of a box beyond the server's box limit.
-    pub(super) fn at_box_limit(&self, live: usize) -> ApiError {
-        let max = self.limits.max_boxes;
-        ApiError::new(
-            ErrorCode::LimitReached,
-            format!("this server has {live} boxes, its most ({max}); no more are made"),
-        )
-        .with_hint(
-            "remove boxes you no longer need, or raise HOLM_MAX_BOXES (and the runtimes file's \
-             max_boxes, if it sets one); boxes waiting in warm pools count",
-        )
-        .with_details(serde_json::json!({ "limit": max, "live": live }))
-    }
-
     /// A place among the builds that may run at once, or a refusal when
     /// they all run: for builds a client asked for.
     pub fn build_permit(&self) -> Result<OwnedSemaphorePermit, Error> {
@@ -184,25 +158,23 @@ impl Service {
     pub async fn prune_records(&self) -> usize {
         let now = self.clock.now_secs();
         let retention = self.limits.record_retention_secs;
-        let old: Vec<String> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .map(|e| e.record())
-                .filter(|r| !r.state.is_live())
-                .filter(|r| {
-                    // Records from before `ended_at` count from their end of life.
-                    let ended = r.ended_at.unwrap_or(r.expires_at.min(now));
-                    ended.saturating_add(retention) <= now
-                })
-                .map(|r| r.id)
-                .collect()
-        };
+        let old: Vec<String> = self
+            .boxes
+            .records()
+            .into_iter()
+            .filter(|r| !r.state.is_live())
+            .filter(|r| {
+                // Records from before `ended_at` count from their end of life.
+                let ended = r.ended_at.unwrap_or(r.expires_at.min(now));
+                ended.saturating_add(retention) <= now
+            })
+            .map(|r| r.id)
+            .collect();
         let mut n = 0;
         for id in old {
             match self.store.delete_box(&id).await {
                 Ok(()) => {
-                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                    self.boxes.remove(&id);
                     n += 1;
                 }
                 Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot prune a box's record"),
@@ -220,15 +192,13 @@ impl Service {
     /// [`Limits::timelines_kept_bytes`]. Answers how many went.
     pub async fn prune_timelines(&self) -> usize {
         let max = self.limits.timelines_kept_bytes;
-        let mut ended: Vec<(u64, String)> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .map(|e| e.record())
-                .filter(|r| !r.state.is_live())
-                .map(|r| (r.ended_at.unwrap_or(r.expires_at), r.id.to_string()))
-                .collect()
-        };
+        let mut ended: Vec<(u64, String)> = self
+            .boxes
+            .records()
+            .into_iter()
+            .filter(|r| !r.state.is_live())
+            .map(|r| (r.ended_at.unwrap_or(r.expires_at), r.id.to_string()))
+            .collect();
         ended.sort();
         let mut sizes = Vec::with_capacity(ended.len());
         for (_, id) in &ended {
@@ -249,7 +219,7 @@ impl Service {
             }
             match self.store.delete_box(id).await {
                 Ok(()) => {
-                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(id.as_str());
+                    self.boxes.remove(id.as_str());
                     total -= bytes;
                     n += 1;
                 }

@@ -4,6 +4,7 @@
 //! The parts, by concern:
 //! - [`state`]: the state machine (which request each state admits, and
 //!   every move), and [`Entry`], the one box that moves through it;
+//! - `boxes`: the boxes held, by id, within the box limit;
 //! - `runtimes`: the host runtimes offered, and checking a box against one;
 //! - `create`: making boxes (create, fork) and bringing them up;
 //! - `lifecycle`: stop, start, pause, resume, extend, remove;
@@ -18,11 +19,19 @@
 //! - `viewers`: viewer and takeover URLs, the viewer key, and the handoff.
 //! - `pool`: warm pools, their claims and refills.
 //!
+//! [`Service`] composes components that own their state, each a struct with
+//! private fields in the file of its concern, whose doc says which locks it
+//! holds and in which order: `Boxes`, `Runtimes` (with `remotes`),
+//! `Expiry`, `Timeline`, `Pools`, `Builds` (in `limits`), `Recordings`.
+//! `Service` itself keeps the shared handles (store, clock), the server's
+//! name and [`Limits`], and the operations that cross components.
+//!
 //! Every box has a deadline (its lifetime, and with an idle timeout, the
 //! last command plus it), read through a [`Clock`]. At the deadline the box
 //! is removed, even while requests to it run, and its record says why.
 
 mod agent;
+mod boxes;
 mod bridge;
 mod control;
 mod create;
@@ -44,13 +53,14 @@ mod traces;
 mod viewers;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use holm_proto::guest::Page;
 use holm_proto::host::{BoxInfo, BoxState, ListBoxes};
 use holm_proto::{ApiError, Issue};
 
+use self::boxes::Boxes;
 pub use self::errors::{Error, Part, runtime_error};
 use self::expiry::Expiry;
 pub use self::idempotency::fingerprint;
@@ -78,19 +88,26 @@ const RETAKE_EVERY_SECS: u64 = 30;
 /// How long `wait_for` may wait at most.
 pub const MAX_WAIT_SECS: u64 = 900;
 
-/// The server's boxes and runtimes.
+/// The server's boxes and runtimes: the components, composed, and the
+/// operations that cross them (create, remove, recover, flush, …).
+///
+/// Locks nest in one order: a component's turn (the idempotency turn, the
+/// registry, the timeline's write, the refill) before the boxes' map, the
+/// boxes' map before the remote runtimes, both before an [`Entry`]'s own.
 #[derive(Debug)]
 pub struct Service {
     /// The runtimes offered, host and remote.
     runtimes: Runtimes,
+    /// The label of this server's boxes: read by create and recovery.
     server_name: String,
-    boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
+    /// The boxes, by id.
+    boxes: Boxes,
+    /// Where records are kept: shared, as nearly every concern writes.
     store: Arc<dyn Store>,
+    /// Where time comes from.
     clock: Arc<dyn Clock>,
     /// The traces and screenshots waiting for the store.
     timeline: Timeline,
-    /// Held while an idempotency key is looked up and its box recorded.
-    idempotency: tokio::sync::Mutex<()>,
     /// The idle clock's moved deadlines, what runtimes were told, and
     /// failed removals.
     expiry: Expiry,
@@ -154,11 +171,10 @@ impl Service {
         Arc::new(Self {
             runtimes: Runtimes::new(parts.runtimes, parts.default_runtime, parts.remote_setup),
             server_name: parts.server_name,
-            boxes: RwLock::new(BTreeMap::new()),
+            boxes: Boxes::new(parts.limits.max_boxes),
             store: parts.store,
             clock: parts.clock,
             timeline,
-            idempotency: tokio::sync::Mutex::new(()),
             expiry: Expiry::default(),
             builds: Builds::new(parts.limits.max_builds),
             limits: parts.limits,
@@ -194,19 +210,18 @@ impl Service {
 
     /// A box by id, a pooled one too.
     fn any_box(&self, id: &str) -> Option<Arc<Entry>> {
-        self.boxes.read().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        self.boxes.get(id)
     }
 
     /// Whether the server holds a box with this id.
     pub fn has(&self, id: &str) -> bool {
-        self.boxes.read().unwrap_or_else(|e| e.into_inner()).contains_key(id)
+        self.boxes.contains(id)
     }
 
     /// Every record the server holds, pooled and ended boxes' too, secrets
     /// and all: for the test kit, which looks for each secret in the logs.
     pub fn records(&self) -> Vec<crate::store::BoxRecord> {
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes.values().map(|e| e.record()).collect()
+        self.boxes.records()
     }
 
     /// Waits until the box is in `target` (or can no longer get there), at
@@ -228,9 +243,7 @@ impl Service {
             }])
             .into());
         }
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<BoxRecord> = boxes.values().map(|e| e.record()).collect();
-        drop(boxes);
+        let mut all: Vec<BoxRecord> = self.boxes.records();
         let pooled_too = query.all == Some(true);
         all.retain(|r| {
             r.state != BoxState::Removed

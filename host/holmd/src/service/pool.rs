@@ -108,15 +108,12 @@ impl Service {
             return None;
         }
         let key = pool_key(&plan.runtime, &plan.resolved);
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes
-            .values()
-            .filter(|e| {
-                let r = e.record();
-                r.pool.as_deref() == Some(&key) && r.state == BoxState::Pooled
-            })
-            .find(|e| e.transition(Move::CLAIM, |_| {}))
-            .cloned()
+        self.boxes.find(|e| {
+            let r = e.record();
+            r.pool.as_deref() == Some(&key)
+                && r.state == BoxState::Pooled
+                && e.transition(Move::CLAIM, |_| {})
+        })
     }
 
     /// Puts a taken box back in its pool, when its create did not use it.
@@ -224,7 +221,7 @@ impl Service {
             tracing::warn!(box_id = %r.id, error = %e, "cannot remove a pooled box");
         }
         entry.update(|r| r.state = BoxState::Removed);
-        self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&r.id);
+        self.boxes.remove(&r.id);
         if let Err(e) = self.store.delete_box(&r.id).await {
             tracing::warn!(box_id = %r.id, error = %e, "cannot delete a pooled box's record");
         }
@@ -246,9 +243,10 @@ impl Service {
                     continue;
                 };
                 let key = pool_key(name, &resolved);
-                let have = self.count(|r| r.pool.as_deref() == Some(&key) && r.state.is_live());
+                let have =
+                    self.boxes.count(|r| r.pool.as_deref() == Some(&key) && r.state.is_live());
                 let lacking = (pool.size as usize).saturating_sub(have);
-                for _ in 0..lacking.min(self.room()) {
+                for _ in 0..lacking.min(self.boxes.room()) {
                     self.insert_pooled(name, offered, pool, &resolved, &key).await;
                 }
             }
@@ -260,17 +258,8 @@ impl Service {
     /// cannot use it; answers whether one went. Pools never hold a create
     /// back at the server's limit.
     pub(super) async fn evict_pooled(&self) -> bool {
-        let waiting: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .filter(|e| {
-                    let r = e.record();
-                    r.pool.is_some() && r.state == BoxState::Pooled
-                })
-                .cloned()
-                .collect()
-        };
+        let waiting: Vec<Arc<Entry>> =
+            self.boxes.filter(|r| r.pool.is_some() && r.state == BoxState::Pooled);
         for entry in waiting {
             if entry.record().state == BoxState::Pooled
                 && self.remove_entry(&entry, "made room for a create").await.is_ok()
@@ -279,17 +268,6 @@ impl Service {
             }
         }
         false
-    }
-
-    /// How many more boxes the server's limit allows.
-    pub(super) fn room(&self) -> usize {
-        self.limits.max_boxes.saturating_sub(self.count(|r| r.state.is_live()))
-    }
-
-    /// How many boxes' records satisfy `f`.
-    pub(super) fn count(&self, f: impl Fn(&BoxRecord) -> bool) -> usize {
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes.values().filter(|e| f(&e.record())).count()
     }
 
     /// Records a new box for a pool and starts bringing it up. It lives at
@@ -350,10 +328,7 @@ impl Service {
                 }
             }
         }
-        let pooled: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes.values().filter(|e| e.record().pool.is_some()).cloned().collect()
-        };
+        let pooled: Vec<Arc<Entry>> = self.boxes.filter(|r| r.pool.is_some());
         let mut kept = std::collections::BTreeMap::<String, usize>::new();
         for entry in pooled {
             let r = entry.record();

@@ -479,10 +479,8 @@ impl Service {
         self.stored_remote(name)?;
         let on_it: Vec<String> = self
             .boxes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .map(|e| e.record())
+            .records()
+            .into_iter()
             .filter(|r| r.runtime == name && r.state.is_live())
             .map(|r| r.id)
             .collect();
