@@ -97,7 +97,7 @@ impl Service {
         let r = entry.record();
         let offered = match self.runtime(&r.runtime) {
             Ok(o) => o,
-            Err(e) if self.remote(&r.runtime).is_some() => {
+            Err(e) if self.runtimes.remote(&r.runtime).is_some() => {
                 let why = format!("{RUNTIME_DOWN}{}", holm_proto::ApiError::from(e).message);
                 return self.unreachable(entry, why).await;
             }

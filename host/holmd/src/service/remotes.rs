@@ -16,7 +16,7 @@ use holm_proto::{ApiError, ErrorCode, Issue};
 use super::Service;
 use super::errors::Error;
 use super::errors::store_error;
-use super::runtimes::{Offered, lifetimes_with};
+use super::runtimes::{Offered, Runtimes, lifetimes_with};
 use crate::registry::{self, EnvSandbox, SecretKey};
 use crate::store::{RuntimeRecord, StoreError};
 
@@ -101,7 +101,7 @@ impl Service {
                 tracing::warn!(runtime = %record.name, "a stored remote runtime has a host runtime's name; the host runtime wins");
                 continue;
             }
-            let remote = self.remote_from(record, false);
+            let remote = self.runtimes.remote_from(record, false);
             if let Some(problem) = &remote.problem {
                 tracing::warn!(runtime = %remote.record.name, reason = %problem, "a remote runtime is unavailable");
             }
@@ -120,19 +120,22 @@ impl Service {
             if remotes.contains_key(&record.name) {
                 tracing::warn!(runtime = %record.name, "HOLM_SERVER_SANDBOXES names a runtime the store has too; the environment's wins");
             }
-            remotes.insert(record.name.clone(), self.remote_from(record, true));
+            remotes.insert(record.name.clone(), self.runtimes.remote_from(record, true));
         }
         let n = remotes.len();
         *self.runtimes.remotes_mut() = remotes;
         Ok(n)
     }
+}
 
+/// What a remote runtime is made of and how it is shown: read from the
+/// runtimes' setup and the remote runtimes held, never the store.
+impl Runtimes {
     /// The key of a runtime: from the vendor's variable (from the
     /// environment), or opened from the store; or why it cannot be used.
     fn plain_key(&self, record: &RuntimeRecord, from_env: bool) -> Result<String, String> {
         if from_env {
             return self
-                .runtimes
                 .setup()
                 .env
                 .iter()
@@ -147,7 +150,7 @@ impl Service {
                 record.name
             ));
         };
-        match &self.runtimes.setup().secret_key {
+        match &self.setup().secret_key {
             None => Err(format!(
                 "the server has no key to decrypt its stored {} with: set HOLM_SERVER_SECRET_KEY or HOLM_SERVER_SECRET_FILE as when it was stored",
                 registry::API_KEY
@@ -157,7 +160,7 @@ impl Service {
     }
 
     fn remote_from(&self, record: RuntimeRecord, from_env: bool) -> Remote {
-        let base = match self.runtimes.setup().file_lifetimes.get(&record.name) {
+        let base = match self.setup().file_lifetimes.get(&record.name) {
             Some((l, m)) => lifetimes_with(Lifetimes::default(), *l, *m),
             None => Lifetimes::default(),
         };
@@ -168,7 +171,7 @@ impl Service {
             lifetimes.default_secs = lifetimes.default_secs.min(lifetimes.max_secs);
         }
         let mut fields = record.fields.clone();
-        if let Some(file) = self.runtimes.setup().file_fields.get(&record.name) {
+        if let Some(file) = self.setup().file_fields.get(&record.name) {
             fields.extend(file.clone());
         }
         let adapter = self.plain_key(&record, from_env).and_then(|key| {
@@ -184,11 +187,6 @@ impl Service {
             Err(p) => (None, Some(p)),
         };
         Remote { record, from_env, problem, lifetimes, adapter }
-    }
-
-    /// A remote runtime by name, as held now.
-    pub(super) fn remote(&self, name: &str) -> Option<Remote> {
-        self.runtimes.remote(name)
     }
 
     /// Whether a remote runtime answers; asks its vendor.
@@ -227,7 +225,7 @@ impl Service {
                 .map_or(holm_proto::host::Environment::Unknown, |v| v.facts.environment),
             state,
             reason,
-            default: r.name == self.runtimes.default_name(),
+            default: r.name == self.default_name(),
             can: vendor.map(|v| v.facts.can).unwrap_or_default(),
             lifetime_secs: remote.lifetimes.default_secs,
             max_lifetime_secs: remote.lifetimes.max_secs,
@@ -239,7 +237,7 @@ impl Service {
 
     /// The refusal of a box on a remote runtime, before anything starts.
     pub(super) fn remote_refusal(&self, remote: &Remote) -> ApiError {
-        let hosts: Vec<&String> = self.runtimes.host().keys().collect();
+        let hosts: Vec<&String> = self.host().keys().collect();
         ApiError::new(
             ErrorCode::Unsupported,
             format!(
@@ -258,7 +256,7 @@ impl Service {
 
     /// Why `name` cannot be added or changed through the API, when it cannot.
     fn not_through_api(&self, name: &str) -> Option<ApiError> {
-        if self.runtimes.is_host(name) || holm::runtime::kind::hosts().any(|k| k.name == name) {
+        if self.is_host(name) || holm::runtime::kind::hosts().any(|k| k.name == name) {
             return Some(
                 ApiError::new(
                     ErrorCode::Forbidden,
@@ -269,7 +267,7 @@ impl Service {
                 .with_hint("the runtimes file (HOLM_SERVER_CONFIG) configures host runtimes"),
             );
         }
-        if self.runtimes.remotes().get(name).is_some_and(|r| r.from_env) {
+        if self.remotes().get(name).is_some_and(|r| r.from_env) {
             return Some(
                 ApiError::new(
                     ErrorCode::Forbidden,
@@ -282,7 +280,7 @@ impl Service {
     }
 
     fn sealer(&self) -> Result<&SecretKey, Error> {
-        self.runtimes.setup().secret_key.as_ref().ok_or_else(|| {
+        self.setup().secret_key.as_ref().ok_or_else(|| {
             ApiError::new(
                 ErrorCode::Forbidden,
                 "the server has no key to encrypt vendor keys with, so it stores none",
@@ -291,7 +289,9 @@ impl Service {
             .into()
         })
     }
+}
 
+impl Service {
     /// Checks and writes a remote runtime, sealing a new key.
     async fn write_remote(
         &self,
@@ -368,7 +368,7 @@ impl Service {
                 None
             }
             KeyChange::New(plain) => {
-                let sealer = self.sealer()?;
+                let sealer = self.runtimes.sealer()?;
                 record.key_version += 1;
                 record.sealed.insert(
                     registry::API_KEY.to_owned(),
@@ -378,7 +378,7 @@ impl Service {
             }
         };
         self.store.put_runtime(&record).await.map_err(|e| store_error(&e))?;
-        let remote = match self.remote(name) {
+        let remote = match self.runtimes.remote(name) {
             // The same account with a new key (or none): the runtime its
             // boxes use takes the key, so they go on with it.
             Some(prev)
@@ -391,16 +391,16 @@ impl Service {
                 }
                 Remote { record, from_env: false, problem: None, ..prev }
             }
-            _ => self.remote_from(record, false),
+            _ => self.runtimes.remote_from(record, false),
         };
-        let state = Self::remote_state(&remote).await;
-        let info = self.remote_info(&remote, state);
+        let state = Runtimes::remote_state(&remote).await;
+        let info = self.runtimes.remote_info(&remote, state);
         self.runtimes.remotes_mut().insert(name.to_owned(), remote);
         Ok(info)
     }
 
     fn stored_remote(&self, name: &str) -> Result<RuntimeRecord, Error> {
-        if let Some(e) = self.not_through_api(name) {
+        if let Some(e) = self.runtimes.not_through_api(name) {
             return Err(e.into());
         }
         self.runtimes
@@ -413,7 +413,7 @@ impl Service {
     /// `POST /v1/runtimes`: adds a remote runtime.
     pub async fn add_runtime(&self, request: AddRuntime) -> Result<RuntimeInfo, Error> {
         let _guard = self.runtimes.registry_turn().await;
-        if let Some(e) = self.not_through_api(&request.name) {
+        if let Some(e) = self.runtimes.not_through_api(&request.name) {
             return Err(e.into());
         }
         if self.runtimes.remotes().contains_key(&request.name) {
@@ -434,7 +434,7 @@ impl Service {
         request: ReplaceRuntime,
     ) -> Result<(RuntimeInfo, bool), Error> {
         let _guard = self.runtimes.registry_turn().await;
-        if let Some(e) = self.not_through_api(name) {
+        if let Some(e) = self.runtimes.not_through_api(name) {
             return Err(e.into());
         }
         let existing = self.runtimes.remotes().get(name).map(|r| r.record.clone());
@@ -497,6 +497,6 @@ impl Service {
         let removed = self.runtimes.remotes_mut().remove(name);
         tracing::info!(runtime = %name, "removed a remote runtime");
         let removed = removed.ok_or_else(|| self.unknown_runtime(name))?;
-        Ok(self.remote_info(&removed, (RuntimeState::Unavailable, Some("removed".into()))))
+        Ok(self.runtimes.remote_info(&removed, (RuntimeState::Unavailable, Some("removed".into()))))
     }
 }

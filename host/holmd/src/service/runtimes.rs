@@ -206,6 +206,23 @@ impl Runtimes {
         names
     }
 
+    /// A runtime that takes boxes, by name: a host runtime, or a remote one
+    /// whose key opened and whose vendor this build has.
+    pub(super) fn get(&self, name: &str) -> Result<Offered, Error> {
+        if let Some(offered) = self.host.get(name) {
+            return Ok(offered.clone());
+        }
+        match self.remote(name) {
+            Some(remote) => remote.offered().ok_or_else(|| self.remote_refusal(&remote).into()),
+            None => Err(self.unknown(name)),
+        }
+    }
+
+    /// The refusal of a runtime name the server does not know.
+    pub(super) fn unknown(&self, name: &str) -> Error {
+        Error::UnknownRuntime { name: name.to_owned(), known: self.names() }
+    }
+
     /// Whether the server reaches boxes on the runtime `name` now.
     pub(super) fn takes(&self, name: &str) -> bool {
         self.host.contains_key(name) || self.remote(name).is_some_and(|r| r.offered().is_some())
@@ -228,19 +245,13 @@ impl Service {
     }
 
     pub(super) fn unknown_runtime(&self, name: &str) -> Error {
-        Error::UnknownRuntime { name: name.to_owned(), known: self.runtime_names() }
+        self.runtimes.unknown(name)
     }
 
     /// A runtime that takes boxes, by name: a host runtime, or a remote one
     /// whose key opened and whose vendor this build has.
     pub fn runtime(&self, name: &str) -> Result<Offered, Error> {
-        if let Some(offered) = self.runtimes.host().get(name) {
-            return Ok(offered.clone());
-        }
-        match self.remote(name) {
-            Some(remote) => remote.offered().ok_or_else(|| self.remote_refusal(&remote).into()),
-            None => Err(self.unknown_runtime(name)),
-        }
+        self.runtimes.get(name)
     }
 
     /// Whether the server reaches boxes on the runtime `name` now.
@@ -261,10 +272,10 @@ impl Service {
     /// Describes a runtime, asking its engine whether it answers.
     pub async fn runtime_info(&self, name: &str) -> Result<RuntimeInfo, Error> {
         if !self.runtimes.is_host(name)
-            && let Some(remote) = self.remote(name)
+            && let Some(remote) = self.runtimes.remote(name)
         {
-            let state = Self::remote_state(&remote).await;
-            return Ok(self.remote_info(&remote, state));
+            let state = Runtimes::remote_state(&remote).await;
+            return Ok(self.runtimes.remote_info(&remote, state));
         }
         let offered = self.runtime(name)?;
         let rt = &offered.runtime;
@@ -299,8 +310,8 @@ impl Service {
         }
         let remotes: Vec<_> = self.runtimes.remotes().values().cloned().collect();
         for remote in remotes {
-            let state = Self::remote_state(&remote).await;
-            out.push(self.remote_info(&remote, state));
+            let state = Runtimes::remote_state(&remote).await;
+            out.push(self.runtimes.remote_info(&remote, state));
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
