@@ -35,17 +35,9 @@ impl Service {
     /// Starts a control watcher for each running box with viewers that has
     /// none (called each second by the background loop).
     pub(super) fn watch_control(self: &Arc<Self>) {
-        let entries: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .filter(|e| {
-                    let r = e.record();
-                    r.state == BoxState::Running && r.viewer.is_some() && r.guest.is_some()
-                })
-                .cloned()
-                .collect()
-        };
+        let entries: Vec<Arc<Entry>> = self
+            .boxes
+            .filter(|r| r.state == BoxState::Running && r.viewer.is_some() && r.guest.is_some());
         for entry in entries {
             if entry.control_watched.swap(true, Ordering::SeqCst) {
                 continue;

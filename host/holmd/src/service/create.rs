@@ -118,8 +118,8 @@ impl Service {
         id: String,
         plan: Planned,
     ) -> Result<Arc<Entry>, Error> {
-        if self.room() == 0 && !self.evict_pooled().await {
-            return Err(self.at_box_limit(self.count(|r| r.state.is_live())).into());
+        if self.boxes.room() == 0 && !self.evict_pooled().await {
+            return Err(self.boxes.at_limit().into());
         }
         let created = self.clock.now_secs();
         let record = BoxRecord {
@@ -161,13 +161,11 @@ impl Service {
         resolved: spec::Resolved,
     ) -> Result<Arc<Entry>, Error> {
         let entry = Entry::new(record.clone());
-        {
-            // Checked and taken under one lock, so two requests cannot both
-            // get a profile.
-            let mut boxes = self.boxes.write().unwrap_or_else(|e| e.into_inner());
-            self.admit_box(&boxes)?;
+        // Checked and taken under one lock, so two requests cannot both
+        // get a profile.
+        self.boxes.admit(Arc::clone(&entry), |boxes| {
             if let Some(profile) = &record.spec.profile
-                && let Some(holder) = boxes.values().map(|e| e.record()).find(|r| {
+                && let Some(holder) = boxes.iter().find(|r| {
                     r.state.is_live()
                         && r.runtime == record.runtime
                         && r.spec.profile.as_ref() == Some(profile)
@@ -180,11 +178,11 @@ impl Service {
                 .with_hint("one box at a time may keep a profile; remove that box first, or use another profile")
                 .with_details(serde_json::json!({ "profile": profile, "box_id": holder.id })).into());
             }
-            boxes.insert(entry.id(), Arc::clone(&entry));
-        }
+            Ok(())
+        })?;
         // Written before it is answered: an answered box is never lost.
         if let Err(e) = self.store.put_box(&record).await {
-            self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&record.id);
+            self.boxes.remove(&record.id);
             return Err(store_error(&e).into());
         }
         let service = Arc::clone(self);

@@ -38,19 +38,11 @@ impl Service {
     /// limit. A runtime that fails to answer for a box is logged and asked
     /// again at the next round.
     pub(super) async fn watch_disk(&self) {
-        let watched: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .filter(|e| {
-                    let r = e.record();
-                    matches!(r.state, BoxState::Running | BoxState::Starting)
-                        && r.machine_id.is_some()
-                        && self.takes(&r.runtime)
-                })
-                .cloned()
-                .collect()
-        };
+        let watched: Vec<Arc<Entry>> = self.boxes.filter(|r| {
+            matches!(r.state, BoxState::Running | BoxState::Starting)
+                && r.machine_id.is_some()
+                && self.takes(&r.runtime)
+        });
         for entry in watched {
             let r = entry.record();
             let (Some(machine), Ok(offered)) = (r.machine_id.as_ref(), self.runtime(&r.runtime))

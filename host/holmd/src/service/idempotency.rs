@@ -39,7 +39,7 @@ impl Service {
             .into());
         }
         let key_hash = sha256_hex(key.as_bytes());
-        let _one_at_a_time = self.idempotency.lock().await;
+        let _one_at_a_time = self.boxes.idempotency_turn().await;
         let now = self.clock.now_secs();
         let known = self.store.get_idempotency(&key_hash).await.map_err(|e| store_error(&e))?;
         match known {

@@ -217,7 +217,7 @@ impl Service {
             return Ok(record.info());
         }
         if record.state == BoxState::Running && record.pool.is_none() {
-            self.keep_box_recordings(entry).await;
+            self.recordings.keep_box(entry).await;
         }
         if let Some(machine) = &record.machine_id {
             let offered = self.runtime(&record.runtime)?;

@@ -2,16 +2,14 @@
 //! records of removed boxes stay, and how much disk its box images may take.
 //! Each refusal says the limit and where to change it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use holm::runtime::Runtime;
 use holm_proto::{ApiError, ErrorCode};
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Service;
 use super::errors::Error;
-use super::state::Entry;
 
 /// The server's limits (`HOLM_MAX_BOXES`, `HOLM_MAX_BUILDS`,
 /// `HOLM_RECORD_RETENTION`, `HOLM_IMAGE_CACHE`, `HOLM_TIMELINE_SCREENSHOTS`,
@@ -88,36 +86,27 @@ impl Limits {
     }
 }
 
-impl Service {
-    /// Refuses a new box when the server has its most live boxes. Called
-    /// under the lock that inserts it, so two requests cannot both pass.
-    pub(super) fn admit_box(&self, boxes: &BTreeMap<String, Arc<Entry>>) -> Result<(), Error> {
-        let live = boxes.values().filter(|e| e.record().state.is_live()).count();
-        if live < self.limits.max_boxes {
-            return Ok(());
-        }
-        Err(self.at_box_limit(live).into())
+/// The image builds that may run at once: a semaphore of
+/// [`Limits::max_builds`] places (at least one). It holds no lock of its
+/// own; a place is held for a whole build, by whoever builds.
+#[derive(Debug)]
+pub(super) struct Builds {
+    /// The places, one per build that may run.
+    places: Arc<Semaphore>,
+    /// The limit as set, for refusals.
+    max: usize,
+}
+
+impl Builds {
+    /// `max` builds at once (at least one).
+    pub(super) fn new(max: usize) -> Self {
+        Self { places: Arc::new(Semaphore::new(max.max(1))), max }
     }
 
-    /// The refusal of a box beyond the server's box limit.
-    pub(super) fn at_box_limit(&self, live: usize) -> ApiError {
-        let max = self.limits.max_boxes;
-        ApiError::new(
-            ErrorCode::LimitReached,
-            format!("this server has {live} boxes, its most ({max}); no more are made"),
-        )
-        .with_hint(
-            "remove boxes you no longer need, or raise HOLM_MAX_BOXES (and the runtimes file's \
-             max_boxes, if it sets one); boxes waiting in warm pools count",
-        )
-        .with_details(serde_json::json!({ "limit": max, "live": live }))
-    }
-
-    /// A place among the builds that may run at once, or a refusal when
-    /// they all run: for builds a client asked for.
-    pub fn build_permit(&self) -> Result<OwnedSemaphorePermit, Error> {
-        Arc::clone(&self.builds).try_acquire_owned().map_err(|_| {
-            let max = self.limits.max_builds;
+    /// A place, or a refusal when every place is taken.
+    fn permit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        Arc::clone(&self.places).try_acquire_owned().map_err(|_| {
+            let max = self.max;
             ApiError::new(
                 ErrorCode::LimitReached,
                 format!("{max} image builds already run on this server, its most at once"),
@@ -128,9 +117,22 @@ impl Service {
         })
     }
 
+    /// A place, waited for.
+    async fn place(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.places).acquire_owned().await.ok()
+    }
+}
+
+impl Service {
+    /// A place among the builds that may run at once, or a refusal when
+    /// they all run: for builds a client asked for.
+    pub fn build_permit(&self) -> Result<OwnedSemaphorePermit, Error> {
+        self.builds.permit()
+    }
+
     /// A place among the builds, waited for: for the image a new box needs.
     pub(super) async fn build_slot(&self) -> Option<OwnedSemaphorePermit> {
-        Arc::clone(&self.builds).acquire_owned().await.ok()
+        self.builds.place().await
     }
 
     /// After a build that made an image: prunes unused box images on the
@@ -156,25 +158,23 @@ impl Service {
     pub async fn prune_records(&self) -> usize {
         let now = self.clock.now_secs();
         let retention = self.limits.record_retention_secs;
-        let old: Vec<String> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .map(|e| e.record())
-                .filter(|r| !r.state.is_live())
-                .filter(|r| {
-                    // Records from before `ended_at` count from their end of life.
-                    let ended = r.ended_at.unwrap_or(r.expires_at.min(now));
-                    ended.saturating_add(retention) <= now
-                })
-                .map(|r| r.id)
-                .collect()
-        };
+        let old: Vec<String> = self
+            .boxes
+            .records()
+            .into_iter()
+            .filter(|r| !r.state.is_live())
+            .filter(|r| {
+                // Records from before `ended_at` count from their end of life.
+                let ended = r.ended_at.unwrap_or(r.expires_at.min(now));
+                ended.saturating_add(retention) <= now
+            })
+            .map(|r| r.id)
+            .collect();
         let mut n = 0;
         for id in old {
             match self.store.delete_box(&id).await {
                 Ok(()) => {
-                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&id);
+                    self.boxes.remove(&id);
                     n += 1;
                 }
                 Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot prune a box's record"),
@@ -192,15 +192,13 @@ impl Service {
     /// [`Limits::timelines_kept_bytes`]. Answers how many went.
     pub async fn prune_timelines(&self) -> usize {
         let max = self.limits.timelines_kept_bytes;
-        let mut ended: Vec<(u64, String)> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .map(|e| e.record())
-                .filter(|r| !r.state.is_live())
-                .map(|r| (r.ended_at.unwrap_or(r.expires_at), r.id.to_string()))
-                .collect()
-        };
+        let mut ended: Vec<(u64, String)> = self
+            .boxes
+            .records()
+            .into_iter()
+            .filter(|r| !r.state.is_live())
+            .map(|r| (r.ended_at.unwrap_or(r.expires_at), r.id.to_string()))
+            .collect();
         ended.sort();
         let mut sizes = Vec::with_capacity(ended.len());
         for (_, id) in &ended {
@@ -221,7 +219,7 @@ impl Service {
             }
             match self.store.delete_box(id).await {
                 Ok(()) => {
-                    self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(id.as_str());
+                    self.boxes.remove(id.as_str());
                     total -= bytes;
                     n += 1;
                 }

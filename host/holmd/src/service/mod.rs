@@ -4,6 +4,7 @@
 //! The parts, by concern:
 //! - [`state`]: the state machine (which request each state admits, and
 //!   every move), and [`Entry`], the one box that moves through it;
+//! - `boxes`: the boxes held, by id, within the box limit;
 //! - `runtimes`: the host runtimes offered, and checking a box against one;
 //! - `create`: making boxes (create, fork) and bringing them up;
 //! - `lifecycle`: stop, start, pause, resume, extend, remove;
@@ -18,11 +19,19 @@
 //! - `viewers`: viewer and takeover URLs, the viewer key, and the handoff.
 //! - `pool`: warm pools, their claims and refills.
 //!
+//! [`Service`] composes components that own their state, each a struct with
+//! private fields in the file of its concern, whose doc says which locks it
+//! holds and in which order: `Boxes`, `Runtimes` (with `remotes`),
+//! `Expiry`, `Timeline`, `Pools`, `Builds` (in `limits`), `Recordings`.
+//! `Service` itself keeps the shared handles (store, clock), the server's
+//! name and [`Limits`], and the operations that cross components.
+//!
 //! Every box has a deadline (its lifetime, and with an idle timeout, the
 //! last command plus it), read through a [`Clock`]. At the deadline the box
 //! is removed, even while requests to it run, and its record says why.
 
 mod agent;
+mod boxes;
 mod bridge;
 mod control;
 mod create;
@@ -43,26 +52,31 @@ mod timeline;
 mod traces;
 mod viewers;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use holm_proto::guest::Page;
 use holm_proto::host::{BoxInfo, BoxState, ListBoxes};
 use holm_proto::{ApiError, Issue};
 
+use self::boxes::Boxes;
 pub use self::errors::{Error, Part, runtime_error};
+use self::expiry::Expiry;
 pub use self::idempotency::fingerprint;
+use self::limits::Builds;
 pub use self::limits::Limits;
 pub use self::pool::PoolSpec;
+use self::pool::Pools;
+use self::recordings::Recordings;
 pub use self::recovery::Recovered;
-use self::remotes::Remote;
 pub use self::remotes::RemoteSetup;
+use self::runtimes::Runtimes;
 pub use self::runtimes::{Offered, lifetimes_with};
 pub use self::state::Entry;
+use self::timeline::Timeline;
 use crate::clock::Clock;
 use crate::store::{BoxRecord, Store};
-use crate::traces::Tracer;
 
 /// The server name of a server that sets none; boxes without a server label
 /// (made before servers had names) belong to it.
@@ -74,44 +88,38 @@ const RETAKE_EVERY_SECS: u64 = 30;
 /// How long `wait_for` may wait at most.
 pub const MAX_WAIT_SECS: u64 = 900;
 
-/// The server's boxes and runtimes.
+/// The server's boxes and runtimes: the components, composed, and the
+/// operations that cross them (create, remove, recover, flush, …).
+///
+/// Locks nest in one order: a component's turn (the idempotency turn, the
+/// registry, the timeline's write, the refill) before the boxes' map, the
+/// boxes' map before the remote runtimes, both before an [`Entry`]'s own.
 #[derive(Debug)]
 pub struct Service {
-    runtimes: BTreeMap<String, Offered>,
-    default_runtime: String,
-    remotes: RwLock<BTreeMap<String, Remote>>,
-    remote_setup: RemoteSetup,
-    /// Serializes changes to remote runtimes.
-    registry: tokio::sync::Mutex<()>,
+    /// The runtimes offered, host and remote.
+    runtimes: Runtimes,
+    /// The label of this server's boxes: read by create and recovery.
     server_name: String,
-    boxes: RwLock<BTreeMap<String, Arc<Entry>>>,
+    /// The boxes, by id.
+    boxes: Boxes,
+    /// Where records are kept: shared, as nearly every concern writes.
     store: Arc<dyn Store>,
+    /// Where time comes from.
     clock: Arc<dyn Clock>,
-    tracer: Tracer,
-    /// The timeline's images waiting for the store, and what each box keeps.
-    shots: Arc<crate::timeline::Shots>,
-    /// Held while an idempotency key is looked up and its box recorded.
-    idempotency: tokio::sync::Mutex<()>,
-    /// Boxes whose last command moved but is not yet written.
-    dirty: Mutex<BTreeSet<String>>,
-    /// Held for a whole [`Service::flush`]: flushes run one at a time, so a
-    /// read's flush waits for one in flight (whose traces and images it took
-    /// from the queues) before the read lists the store.
-    flushing: tokio::sync::Mutex<()>,
-    /// Expired boxes whose removal failed, so the warning is said once.
-    expiry_failed: Mutex<BTreeSet<String>>,
+    /// The traces and screenshots waiting for the store.
+    timeline: Timeline,
+    /// The idle clock's moved deadlines, what runtimes were told, and
+    /// failed removals.
+    expiry: Expiry,
     /// What this server takes on (its most live boxes, pooled ones
     /// counted, among them).
     limits: Limits,
     /// The image builds that may run at once.
-    builds: Arc<tokio::sync::Semaphore>,
-    /// The deadline each box's runtime was last told (runtimes that end
-    /// machines themselves), in seconds since the epoch.
-    vendor_deadlines: Mutex<std::collections::HashMap<String, u64>>,
-    /// Held while the warm pools are refilled.
-    refilling: tokio::sync::Mutex<()>,
-    /// Where removed boxes' recordings are kept, once set.
-    archive: std::sync::OnceLock<recordings::Archive>,
+    builds: Builds,
+    /// The warm pools' refill.
+    pools: Pools,
+    /// Removed boxes' recordings.
+    recordings: Recordings,
 }
 
 /// What a service is made of.
@@ -159,27 +167,19 @@ impl Service {
     /// A service of `parts`, with remote runtimes set up by its
     /// `remote_setup`; [`Service::load_remotes`] reads the stored ones.
     pub fn from_parts(parts: Parts) -> Arc<Self> {
+        let timeline = Timeline::new(Arc::clone(&parts.store), &parts.limits);
         Arc::new(Self {
-            runtimes: parts.runtimes,
-            default_runtime: parts.default_runtime,
-            remotes: RwLock::new(BTreeMap::new()),
-            remote_setup: parts.remote_setup,
-            registry: tokio::sync::Mutex::new(()),
+            runtimes: Runtimes::new(parts.runtimes, parts.default_runtime, parts.remote_setup),
             server_name: parts.server_name,
-            boxes: RwLock::new(BTreeMap::new()),
+            boxes: Boxes::new(parts.limits.max_boxes),
             store: parts.store,
             clock: parts.clock,
-            tracer: Tracer::default(),
-            shots: Arc::default(),
-            idempotency: tokio::sync::Mutex::new(()),
-            dirty: Mutex::new(BTreeSet::new()),
-            flushing: tokio::sync::Mutex::new(()),
-            expiry_failed: Mutex::new(BTreeSet::new()),
-            builds: Arc::new(tokio::sync::Semaphore::new(parts.limits.max_builds.max(1))),
+            timeline,
+            expiry: Expiry::default(),
+            builds: Builds::new(parts.limits.max_builds),
             limits: parts.limits,
-            vendor_deadlines: Mutex::default(),
-            refilling: tokio::sync::Mutex::new(()),
-            archive: std::sync::OnceLock::new(),
+            pools: Pools::default(),
+            recordings: Recordings::new(parts.limits.recordings_bytes),
         })
     }
 
@@ -210,19 +210,18 @@ impl Service {
 
     /// A box by id, a pooled one too.
     fn any_box(&self, id: &str) -> Option<Arc<Entry>> {
-        self.boxes.read().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        self.boxes.get(id)
     }
 
     /// Whether the server holds a box with this id.
     pub fn has(&self, id: &str) -> bool {
-        self.boxes.read().unwrap_or_else(|e| e.into_inner()).contains_key(id)
+        self.boxes.contains(id)
     }
 
     /// Every record the server holds, pooled and ended boxes' too, secrets
     /// and all: for the test kit, which looks for each secret in the logs.
     pub fn records(&self) -> Vec<crate::store::BoxRecord> {
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes.values().map(|e| e.record()).collect()
+        self.boxes.records()
     }
 
     /// Waits until the box is in `target` (or can no longer get there), at
@@ -244,9 +243,7 @@ impl Service {
             }])
             .into());
         }
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        let mut all: Vec<BoxRecord> = boxes.values().map(|e| e.record()).collect();
-        drop(boxes);
+        let mut all: Vec<BoxRecord> = self.boxes.records();
         let pooled_too = query.all == Some(true);
         all.retain(|r| {
             r.state != BoxState::Removed
@@ -353,7 +350,7 @@ impl Service {
 
     /// The secret the server key gives box `id`, if the server has a key.
     pub(crate) fn derived_box_secret(&self, id: &str) -> Option<String> {
-        let key = self.remote_setup.secret_key.as_ref()?;
+        let key = self.runtimes.setup().secret_key.as_ref()?;
         Some(holm::ids::derived_secret(&key.box_key(), id))
     }
 

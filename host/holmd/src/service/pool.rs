@@ -69,6 +69,25 @@ pub(super) fn pool_key(runtime: &str, r: &Resolved) -> String {
     )
 }
 
+/// The warm pools' own state: whether a refill runs. The pooled boxes
+/// themselves are boxes like any other (in the boxes' map, marked by
+/// their record's `pool`), and the pools wanted are the runtimes'.
+///
+/// Holds one lock, `refilling`, tried (never waited for) at the start of a
+/// refill and held across its awaits, so refills run one at a time.
+#[derive(Debug, Default)]
+pub(super) struct Pools {
+    /// Held while the warm pools are refilled.
+    refilling: tokio::sync::Mutex<()>,
+}
+
+impl Pools {
+    /// The turn to refill the pools, unless a refill runs.
+    fn refill_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        self.refilling.try_lock().ok()
+    }
+}
+
 impl Service {
     /// The pooled box a create could take, moved out of `pooled` so no
     /// other create takes it too. A fork, a box with a browser profile and
@@ -89,15 +108,12 @@ impl Service {
             return None;
         }
         let key = pool_key(&plan.runtime, &plan.resolved);
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes
-            .values()
-            .filter(|e| {
-                let r = e.record();
-                r.pool.as_deref() == Some(&key) && r.state == BoxState::Pooled
-            })
-            .find(|e| e.transition(Move::CLAIM, |_| {}))
-            .cloned()
+        self.boxes.find(|e| {
+            let r = e.record();
+            r.pool.as_deref() == Some(&key)
+                && r.state == BoxState::Pooled
+                && e.transition(Move::CLAIM, |_| {})
+        })
     }
 
     /// Puts a taken box back in its pool, when its create did not use it.
@@ -205,7 +221,7 @@ impl Service {
             tracing::warn!(box_id = %r.id, error = %e, "cannot remove a pooled box");
         }
         entry.update(|r| r.state = BoxState::Removed);
-        self.boxes.write().unwrap_or_else(|e| e.into_inner()).remove(&r.id);
+        self.boxes.remove(&r.id);
         if let Err(e) = self.store.delete_box(&r.id).await {
             tracing::warn!(box_id = %r.id, error = %e, "cannot delete a pooled box's record");
         }
@@ -220,16 +236,17 @@ impl Service {
     /// Starts the boxes each pool lacks, within the server's box limit, and
     /// removes pooled boxes no pool wants any more. One refill at a time.
     pub async fn refill_pools(self: &Arc<Self>) {
-        let Ok(_one) = self.refilling.try_lock() else { return };
-        for (name, offered) in &self.runtimes {
+        let Some(_one) = self.pools.refill_turn() else { return };
+        for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
                 let Ok(resolved) = offered.resolve(&pool.spec, &Placement::default()) else {
                     continue;
                 };
                 let key = pool_key(name, &resolved);
-                let have = self.count(|r| r.pool.as_deref() == Some(&key) && r.state.is_live());
+                let have =
+                    self.boxes.count(|r| r.pool.as_deref() == Some(&key) && r.state.is_live());
                 let lacking = (pool.size as usize).saturating_sub(have);
-                for _ in 0..lacking.min(self.room()) {
+                for _ in 0..lacking.min(self.boxes.room()) {
                     self.insert_pooled(name, offered, pool, &resolved, &key).await;
                 }
             }
@@ -241,17 +258,8 @@ impl Service {
     /// cannot use it; answers whether one went. Pools never hold a create
     /// back at the server's limit.
     pub(super) async fn evict_pooled(&self) -> bool {
-        let waiting: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes
-                .values()
-                .filter(|e| {
-                    let r = e.record();
-                    r.pool.is_some() && r.state == BoxState::Pooled
-                })
-                .cloned()
-                .collect()
-        };
+        let waiting: Vec<Arc<Entry>> =
+            self.boxes.filter(|r| r.pool.is_some() && r.state == BoxState::Pooled);
         for entry in waiting {
             if entry.record().state == BoxState::Pooled
                 && self.remove_entry(&entry, "made room for a create").await.is_ok()
@@ -260,17 +268,6 @@ impl Service {
             }
         }
         false
-    }
-
-    /// How many more boxes the server's limit allows.
-    pub(super) fn room(&self) -> usize {
-        self.limits.max_boxes.saturating_sub(self.count(|r| r.state.is_live()))
-    }
-
-    /// How many boxes' records satisfy `f`.
-    pub(super) fn count(&self, f: impl Fn(&BoxRecord) -> bool) -> usize {
-        let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-        boxes.values().filter(|e| f(&e.record())).count()
     }
 
     /// Records a new box for a pool and starts bringing it up. It lives at
@@ -324,17 +321,14 @@ impl Service {
     /// again.
     async fn drop_unwanted_pooled(&self) {
         let mut wanted = std::collections::BTreeMap::<String, usize>::new();
-        for (name, offered) in &self.runtimes {
+        for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
                 if let Ok(r) = offered.resolve(&pool.spec, &Placement::default()) {
                     *wanted.entry(pool_key(name, &r)).or_default() += pool.size as usize;
                 }
             }
         }
-        let pooled: Vec<Arc<Entry>> = {
-            let boxes = self.boxes.read().unwrap_or_else(|e| e.into_inner());
-            boxes.values().filter(|e| e.record().pool.is_some()).cloned().collect()
-        };
+        let pooled: Vec<Arc<Entry>> = self.boxes.filter(|r| r.pool.is_some());
         let mut kept = std::collections::BTreeMap::<String, usize>::new();
         for entry in pooled {
             let r = entry.record();

@@ -12,6 +12,7 @@
 //! removed all the same, its recordings lost (logged).
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -32,23 +33,39 @@ const INDEX: &str = "index.json";
 
 /// Where a server keeps removed boxes' recordings, and how much.
 #[derive(Debug, Clone)]
-pub struct Archive {
+struct Archive {
     /// `<state dir>/recordings`.
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// The most bytes kept.
-    pub max_bytes: u64,
+    max_bytes: u64,
 }
 
-impl Service {
-    /// Keeps removed boxes' recordings in `dir`, at most `max_bytes` of them.
-    pub fn keep_recordings(&self, dir: PathBuf) {
-        let max_bytes = self.limits.recordings_bytes;
-        let _ = self.archive.set(Archive { dir, max_bytes });
+/// The recordings of removed boxes. Owns the archive, set once
+/// ([`Recordings::keep_in`]) and read without a lock after; it holds no
+/// lock while a box's files are fetched.
+#[derive(Debug)]
+pub(super) struct Recordings {
+    /// The most bytes kept ([`super::Limits::recordings_bytes`]).
+    max_bytes: u64,
+    /// Where removed boxes' recordings are kept, once set.
+    archive: OnceLock<Archive>,
+}
+
+impl Recordings {
+    /// Recordings kept up to `max_bytes`, once a directory is set.
+    pub(super) fn new(max_bytes: u64) -> Self {
+        Self { max_bytes, archive: OnceLock::new() }
+    }
+
+    /// Keeps removed boxes' recordings in `dir`; a second call changes
+    /// nothing.
+    pub(super) fn keep_in(&self, dir: PathBuf) {
+        let _ = self.archive.set(Archive { dir, max_bytes: self.max_bytes });
     }
 
     /// Fetches a running box's recordings into the archive before it is
     /// removed; failures are logged, never stop the removal.
-    pub(super) async fn keep_box_recordings(&self, entry: &Entry) {
+    pub(super) async fn keep_box(&self, entry: &Entry) {
         let Some(archive) = self.archive.get() else { return };
         let record = entry.record();
         let Some(guest) = record.guest.as_ref() else { return };
@@ -70,14 +87,14 @@ impl Service {
     }
 
     /// The kept recordings of a removed box, when the server has them.
-    pub fn kept_recordings(&self, id: &str) -> Option<Vec<Recording>> {
+    pub(super) fn kept(&self, id: &str) -> Option<Vec<Recording>> {
         let dir = self.archive.get()?.dir.join(id);
         serde_json::from_slice(&std::fs::read(dir.join(INDEX)).ok()?).ok()
     }
 
     /// The path of a removed box's kept recording `file`.
-    pub fn kept_recording(&self, id: &str, file: &str) -> Result<PathBuf, Error> {
-        let listed = self.kept_recordings(id).unwrap_or_default();
+    pub(super) fn kept_file(&self, id: &str, file: &str) -> Result<PathBuf, Error> {
+        let listed = self.kept(id).unwrap_or_default();
         let Some(r) = listed.iter().find(|r| r.file == file) else {
             return Err(ApiError::new(
                 ErrorCode::NotFound,
@@ -87,6 +104,23 @@ impl Service {
             .into());
         };
         Ok(self.archive.get().map(|a| a.dir.join(id).join(&r.file)).unwrap_or_default())
+    }
+}
+
+impl Service {
+    /// Keeps removed boxes' recordings in `dir`, at most `max_bytes` of them.
+    pub fn keep_recordings(&self, dir: PathBuf) {
+        self.recordings.keep_in(dir);
+    }
+
+    /// The kept recordings of a removed box, when the server has them.
+    pub fn kept_recordings(&self, id: &str) -> Option<Vec<Recording>> {
+        self.recordings.kept(id)
+    }
+
+    /// The path of a removed box's kept recording `file`.
+    pub fn kept_recording(&self, id: &str, file: &str) -> Result<PathBuf, Error> {
+        self.recordings.kept_file(id, file)
     }
 }
 

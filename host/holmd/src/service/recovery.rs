@@ -44,17 +44,8 @@ impl Service {
     pub async fn recover(self: &Arc<Self>) -> Result<Recovered, StoreError> {
         let records = self.store.boxes().await?;
         let mut summary = Recovered { records: records.len(), ..Recovered::default() };
-        let entries: Vec<Arc<Entry>> = {
-            let mut boxes = self.boxes.write().unwrap_or_else(|e| e.into_inner());
-            records
-                .into_iter()
-                .map(|r| {
-                    let entry = Entry::new(r);
-                    boxes.insert(entry.id(), Arc::clone(&entry));
-                    entry
-                })
-                .collect()
-        };
+        let entries: Vec<Arc<Entry>> = records.into_iter().map(Entry::new).collect();
+        self.boxes.insert_all(&entries);
         for entry in entries {
             if entry.record().state.is_live() {
                 match self.take_back(&entry).await {
@@ -86,18 +77,10 @@ impl Service {
     /// Tries again each box that is unreachable because its runtime did not
     /// answer (a vendor's outage): a runtime that answers now takes it back.
     pub async fn retake_unreachable(self: &Arc<Self>) {
-        let waiting: Vec<Arc<Entry>> = self
-            .boxes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .filter(|e| {
-                let r = e.record();
-                r.state == BoxState::Unreachable
-                    && r.reason.as_deref().is_some_and(|w| w.starts_with(RUNTIME_DOWN))
-            })
-            .cloned()
-            .collect();
+        let waiting: Vec<Arc<Entry>> = self.boxes.filter(|r| {
+            r.state == BoxState::Unreachable
+                && r.reason.as_deref().is_some_and(|w| w.starts_with(RUNTIME_DOWN))
+        });
         for entry in waiting {
             let _op = entry.op.lock().await;
             if entry.record().state == BoxState::Unreachable {
@@ -114,7 +97,7 @@ impl Service {
         let r = entry.record();
         let offered = match self.runtime(&r.runtime) {
             Ok(o) => o,
-            Err(e) if self.remote(&r.runtime).is_some() => {
+            Err(e) if self.runtimes.remote(&r.runtime).is_some() => {
                 let why = format!("{RUNTIME_DOWN}{}", holm_proto::ApiError::from(e).message);
                 return self.unreachable(entry, why).await;
             }
@@ -425,7 +408,7 @@ impl Service {
             self.arm_viewers(&entry, &guest, true).await;
         }
         self.save(&entry).await;
-        self.boxes.write().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), entry);
+        self.boxes.insert(entry);
         tracing::info!(box_id = %id, runtime = runtime_name, "took back a labelled box the store did not have");
         Scanned::Adopted
     }

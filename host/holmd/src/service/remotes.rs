@@ -16,7 +16,7 @@ use holm_proto::{ApiError, ErrorCode, Issue};
 use super::Service;
 use super::errors::Error;
 use super::errors::store_error;
-use super::runtimes::{Offered, lifetimes_with};
+use super::runtimes::{Offered, Runtimes, lifetimes_with};
 use crate::registry::{self, EnvSandbox, SecretKey};
 use crate::store::{RuntimeRecord, StoreError};
 
@@ -90,14 +90,6 @@ impl KeyChange {
 }
 
 impl Service {
-    pub(super) fn remotes_read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Remote>> {
-        self.remotes.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn remotes_write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Remote>> {
-        self.remotes.write().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Reads the stored remote runtimes and adds those from
     /// `HOLM_SERVER_SANDBOXES`. A stored key that cannot be decrypted leaves
     /// its runtime unavailable, with the reason.
@@ -105,17 +97,17 @@ impl Service {
         let stored = self.store.runtimes().await?;
         let mut remotes = BTreeMap::new();
         for record in stored {
-            if self.runtimes.contains_key(&record.name) {
+            if self.runtimes.is_host(&record.name) {
                 tracing::warn!(runtime = %record.name, "a stored remote runtime has a host runtime's name; the host runtime wins");
                 continue;
             }
-            let remote = self.remote_from(record, false);
+            let remote = self.runtimes.remote_from(record, false);
             if let Some(problem) = &remote.problem {
                 tracing::warn!(runtime = %remote.record.name, reason = %problem, "a remote runtime is unavailable");
             }
             remotes.insert(remote.record.name.clone(), remote);
         }
-        for env in &self.remote_setup.env {
+        for env in &self.runtimes.setup().env {
             let record = RuntimeRecord {
                 name: env.provider.clone(),
                 provider: env.provider.clone(),
@@ -128,19 +120,23 @@ impl Service {
             if remotes.contains_key(&record.name) {
                 tracing::warn!(runtime = %record.name, "HOLM_SERVER_SANDBOXES names a runtime the store has too; the environment's wins");
             }
-            remotes.insert(record.name.clone(), self.remote_from(record, true));
+            remotes.insert(record.name.clone(), self.runtimes.remote_from(record, true));
         }
         let n = remotes.len();
-        *self.remotes_write() = remotes;
+        *self.runtimes.remotes_mut() = remotes;
         Ok(n)
     }
+}
 
+/// What a remote runtime is made of and how it is shown: read from the
+/// runtimes' setup and the remote runtimes held, never the store.
+impl Runtimes {
     /// The key of a runtime: from the vendor's variable (from the
     /// environment), or opened from the store; or why it cannot be used.
     fn plain_key(&self, record: &RuntimeRecord, from_env: bool) -> Result<String, String> {
         if from_env {
             return self
-                .remote_setup
+                .setup()
                 .env
                 .iter()
                 .find(|e| e.provider == record.name)
@@ -154,7 +150,7 @@ impl Service {
                 record.name
             ));
         };
-        match &self.remote_setup.secret_key {
+        match &self.setup().secret_key {
             None => Err(format!(
                 "the server has no key to decrypt its stored {} with: set HOLM_SERVER_SECRET_KEY or HOLM_SERVER_SECRET_FILE as when it was stored",
                 registry::API_KEY
@@ -164,7 +160,7 @@ impl Service {
     }
 
     fn remote_from(&self, record: RuntimeRecord, from_env: bool) -> Remote {
-        let base = match self.remote_setup.file_lifetimes.get(&record.name) {
+        let base = match self.setup().file_lifetimes.get(&record.name) {
             Some((l, m)) => lifetimes_with(Lifetimes::default(), *l, *m),
             None => Lifetimes::default(),
         };
@@ -175,7 +171,7 @@ impl Service {
             lifetimes.default_secs = lifetimes.default_secs.min(lifetimes.max_secs);
         }
         let mut fields = record.fields.clone();
-        if let Some(file) = self.remote_setup.file_fields.get(&record.name) {
+        if let Some(file) = self.setup().file_fields.get(&record.name) {
             fields.extend(file.clone());
         }
         let adapter = self.plain_key(&record, from_env).and_then(|key| {
@@ -191,11 +187,6 @@ impl Service {
             Err(p) => (None, Some(p)),
         };
         Remote { record, from_env, problem, lifetimes, adapter }
-    }
-
-    /// A remote runtime by name, as held now.
-    pub(super) fn remote(&self, name: &str) -> Option<Remote> {
-        self.remotes_read().get(name).cloned()
     }
 
     /// Whether a remote runtime answers; asks its vendor.
@@ -234,7 +225,7 @@ impl Service {
                 .map_or(holm_proto::host::Environment::Unknown, |v| v.facts.environment),
             state,
             reason,
-            default: r.name == self.default_runtime,
+            default: r.name == self.default_name(),
             can: vendor.map(|v| v.facts.can).unwrap_or_default(),
             lifetime_secs: remote.lifetimes.default_secs,
             max_lifetime_secs: remote.lifetimes.max_secs,
@@ -246,7 +237,7 @@ impl Service {
 
     /// The refusal of a box on a remote runtime, before anything starts.
     pub(super) fn remote_refusal(&self, remote: &Remote) -> ApiError {
-        let hosts: Vec<&String> = self.runtimes.keys().collect();
+        let hosts: Vec<&String> = self.host().keys().collect();
         ApiError::new(
             ErrorCode::Unsupported,
             format!(
@@ -265,8 +256,7 @@ impl Service {
 
     /// Why `name` cannot be added or changed through the API, when it cannot.
     fn not_through_api(&self, name: &str) -> Option<ApiError> {
-        if self.runtimes.contains_key(name) || holm::runtime::kind::hosts().any(|k| k.name == name)
-        {
+        if self.is_host(name) || holm::runtime::kind::hosts().any(|k| k.name == name) {
             return Some(
                 ApiError::new(
                     ErrorCode::Forbidden,
@@ -277,7 +267,7 @@ impl Service {
                 .with_hint("the runtimes file (HOLM_SERVER_CONFIG) configures host runtimes"),
             );
         }
-        if self.remotes_read().get(name).is_some_and(|r| r.from_env) {
+        if self.remotes().get(name).is_some_and(|r| r.from_env) {
             return Some(
                 ApiError::new(
                     ErrorCode::Forbidden,
@@ -290,7 +280,7 @@ impl Service {
     }
 
     fn sealer(&self) -> Result<&SecretKey, Error> {
-        self.remote_setup.secret_key.as_ref().ok_or_else(|| {
+        self.setup().secret_key.as_ref().ok_or_else(|| {
             ApiError::new(
                 ErrorCode::Forbidden,
                 "the server has no key to encrypt vendor keys with, so it stores none",
@@ -299,7 +289,9 @@ impl Service {
             .into()
         })
     }
+}
 
+impl Service {
     /// Checks and writes a remote runtime, sealing a new key.
     async fn write_remote(
         &self,
@@ -376,7 +368,7 @@ impl Service {
                 None
             }
             KeyChange::New(plain) => {
-                let sealer = self.sealer()?;
+                let sealer = self.runtimes.sealer()?;
                 record.key_version += 1;
                 record.sealed.insert(
                     registry::API_KEY.to_owned(),
@@ -386,7 +378,7 @@ impl Service {
             }
         };
         self.store.put_runtime(&record).await.map_err(|e| store_error(&e))?;
-        let remote = match self.remote(name) {
+        let remote = match self.runtimes.remote(name) {
             // The same account with a new key (or none): the runtime its
             // boxes use takes the key, so they go on with it.
             Some(prev)
@@ -399,19 +391,20 @@ impl Service {
                 }
                 Remote { record, from_env: false, problem: None, ..prev }
             }
-            _ => self.remote_from(record, false),
+            _ => self.runtimes.remote_from(record, false),
         };
-        let state = Self::remote_state(&remote).await;
-        let info = self.remote_info(&remote, state);
-        self.remotes_write().insert(name.to_owned(), remote);
+        let state = Runtimes::remote_state(&remote).await;
+        let info = self.runtimes.remote_info(&remote, state);
+        self.runtimes.remotes_mut().insert(name.to_owned(), remote);
         Ok(info)
     }
 
     fn stored_remote(&self, name: &str) -> Result<RuntimeRecord, Error> {
-        if let Some(e) = self.not_through_api(name) {
+        if let Some(e) = self.runtimes.not_through_api(name) {
             return Err(e.into());
         }
-        self.remotes_read()
+        self.runtimes
+            .remotes()
             .get(name)
             .map(|r| r.record.clone())
             .ok_or_else(|| Error::NoSuchRemote { name: name.to_owned() })
@@ -419,11 +412,11 @@ impl Service {
 
     /// `POST /v1/runtimes`: adds a remote runtime.
     pub async fn add_runtime(&self, request: AddRuntime) -> Result<RuntimeInfo, Error> {
-        let _guard = self.registry.lock().await;
-        if let Some(e) = self.not_through_api(&request.name) {
+        let _guard = self.runtimes.registry_turn().await;
+        if let Some(e) = self.runtimes.not_through_api(&request.name) {
             return Err(e.into());
         }
-        if self.remotes_read().contains_key(&request.name) {
+        if self.runtimes.remotes().contains_key(&request.name) {
             return Err(Error::RemoteExists { name: request.name.clone() });
         }
         let key = KeyChange::of(request.api_key.as_deref())?;
@@ -440,11 +433,11 @@ impl Service {
         name: &str,
         request: ReplaceRuntime,
     ) -> Result<(RuntimeInfo, bool), Error> {
-        let _guard = self.registry.lock().await;
-        if let Some(e) = self.not_through_api(name) {
+        let _guard = self.runtimes.registry_turn().await;
+        if let Some(e) = self.runtimes.not_through_api(name) {
             return Err(e.into());
         }
-        let existing = self.remotes_read().get(name).map(|r| r.record.clone());
+        let existing = self.runtimes.remotes().get(name).map(|r| r.record.clone());
         let added = existing.is_none();
         let key = KeyChange::of(request.api_key.as_deref())?;
         let info =
@@ -461,7 +454,7 @@ impl Service {
         name: &str,
         request: ChangeRuntime,
     ) -> Result<RuntimeInfo, Error> {
-        let _guard = self.registry.lock().await;
+        let _guard = self.runtimes.registry_turn().await;
         let existing = self.stored_remote(name)?;
         let mut fields: BTreeMap<String, serde_json::Value> =
             existing.fields.clone().into_iter().collect();
@@ -482,14 +475,12 @@ impl Service {
     /// `DELETE /v1/runtimes/{name}`: removes a remote runtime that no live
     /// box is on.
     pub async fn remove_runtime(&self, name: &str) -> Result<RuntimeInfo, Error> {
-        let _guard = self.registry.lock().await;
+        let _guard = self.runtimes.registry_turn().await;
         self.stored_remote(name)?;
         let on_it: Vec<String> = self
             .boxes
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .map(|e| e.record())
+            .records()
+            .into_iter()
             .filter(|r| r.runtime == name && r.state.is_live())
             .map(|r| r.id)
             .collect();
@@ -503,9 +494,9 @@ impl Service {
             .into());
         }
         self.store.delete_runtime(name).await.map_err(|e| store_error(&e))?;
-        let removed = self.remotes_write().remove(name);
+        let removed = self.runtimes.remotes_mut().remove(name);
         tracing::info!(runtime = %name, "removed a remote runtime");
         let removed = removed.ok_or_else(|| self.unknown_runtime(name))?;
-        Ok(self.remote_info(&removed, (RuntimeState::Unavailable, Some("removed".into()))))
+        Ok(self.runtimes.remote_info(&removed, (RuntimeState::Unavailable, Some("removed".into()))))
     }
 }

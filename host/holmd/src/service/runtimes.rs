@@ -1,6 +1,7 @@
 //! The host runtimes the server offers, and checking a box against one.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use holm::runtime::Runtime;
 use holm::spec::{self, Lifetimes};
@@ -9,6 +10,7 @@ use holm_proto::{ApiError, Issue};
 
 use super::Service;
 use super::errors::Error;
+use super::remotes::{Remote, RemoteSetup};
 use crate::store::BoxRecord;
 
 /// A runtime the server offers, with its lifetimes.
@@ -115,57 +117,165 @@ pub(super) struct Planned {
     pub forked_from: Option<String>,
 }
 
-impl Service {
+/// The runtimes the server offers: the host runtimes and the default's
+/// name (both fixed when the server starts), and the remote runtimes (the
+/// vendor accounts, [`super::remotes`]) with what sets them up.
+///
+/// Locks, in the order they nest: `registry` (a tokio mutex, held across a
+/// whole change of a remote runtime, its store write included), then
+/// `remotes` (a read-write lock held for one read or one change, never
+/// across an await).
+#[derive(Debug)]
+pub(super) struct Runtimes {
+    /// The host runtimes, by name.
+    host: BTreeMap<String, Offered>,
+    /// The runtime of a box that names none.
+    default: String,
+    /// The remote runtimes, by name.
+    remotes: RwLock<BTreeMap<String, Remote>>,
+    /// Remote runtimes' keys and sources.
+    setup: RemoteSetup,
+    /// Serializes changes to remote runtimes.
+    registry: tokio::sync::Mutex<()>,
+}
+
+impl Runtimes {
+    /// The host runtimes `host`, `default` the runtime of boxes that name
+    /// none, and no remote runtime yet.
+    pub(super) fn new(
+        host: BTreeMap<String, Offered>,
+        default: String,
+        setup: RemoteSetup,
+    ) -> Self {
+        Self {
+            host,
+            default,
+            remotes: RwLock::new(BTreeMap::new()),
+            setup,
+            registry: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The host runtimes, by name.
+    pub(super) fn host(&self) -> &BTreeMap<String, Offered> {
+        &self.host
+    }
+
+    /// Whether `name` is a host runtime.
+    pub(super) fn is_host(&self, name: &str) -> bool {
+        self.host.contains_key(name)
+    }
+
+    /// The default runtime's name.
+    pub(super) fn default_name(&self) -> &str {
+        &self.default
+    }
+
+    /// What sets remote runtimes up: the server key, the environment's
+    /// runtimes, the runtimes file's lifetimes and endpoints.
+    pub(super) fn setup(&self) -> &RemoteSetup {
+        &self.setup
+    }
+
+    /// The remote runtimes, read.
+    pub(super) fn remotes(&self) -> RwLockReadGuard<'_, BTreeMap<String, Remote>> {
+        self.remotes.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The remote runtimes, to change; under [`Runtimes::registry_turn`]
+    /// (or while the server starts).
+    pub(super) fn remotes_mut(&self) -> RwLockWriteGuard<'_, BTreeMap<String, Remote>> {
+        self.remotes.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The turn to change remote runtimes: one change at a time.
+    pub(super) async fn registry_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.registry.lock().await
+    }
+
+    /// A remote runtime by name, as held now.
+    pub(super) fn remote(&self, name: &str) -> Option<Remote> {
+        self.remotes().get(name).cloned()
+    }
+
     /// The names of the runtimes offered, host and remote.
-    pub fn runtime_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.runtimes.keys().cloned().collect();
-        names.extend(self.remotes_read().keys().cloned());
+    pub(super) fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.host.keys().cloned().collect();
+        names.extend(self.remotes().keys().cloned());
         names.sort();
         names
     }
 
-    pub(super) fn unknown_runtime(&self, name: &str) -> Error {
-        Error::UnknownRuntime { name: name.to_owned(), known: self.runtime_names() }
-    }
-
     /// A runtime that takes boxes, by name: a host runtime, or a remote one
     /// whose key opened and whose vendor this build has.
-    pub fn runtime(&self, name: &str) -> Result<Offered, Error> {
-        if let Some(offered) = self.runtimes.get(name) {
+    pub(super) fn get(&self, name: &str) -> Result<Offered, Error> {
+        if let Some(offered) = self.host.get(name) {
             return Ok(offered.clone());
         }
         match self.remote(name) {
             Some(remote) => remote.offered().ok_or_else(|| self.remote_refusal(&remote).into()),
-            None => Err(self.unknown_runtime(name)),
+            None => Err(self.unknown(name)),
         }
+    }
+
+    /// The refusal of a runtime name the server does not know.
+    pub(super) fn unknown(&self, name: &str) -> Error {
+        Error::UnknownRuntime { name: name.to_owned(), known: self.names() }
     }
 
     /// Whether the server reaches boxes on the runtime `name` now.
     pub(super) fn takes(&self, name: &str) -> bool {
-        self.runtimes.contains_key(name) || self.remote(name).is_some_and(|r| r.offered().is_some())
+        self.host.contains_key(name) || self.remote(name).is_some_and(|r| r.offered().is_some())
     }
 
     /// Every runtime that takes boxes, host and remote, by name.
     pub(super) fn all_offered(&self) -> Vec<(String, Offered)> {
         let mut out: Vec<(String, Offered)> =
-            self.runtimes.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let remotes = self.remotes_read();
+            self.host.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let remotes = self.remotes();
         out.extend(remotes.iter().filter_map(|(k, r)| Some((k.clone(), r.offered()?))));
         out
+    }
+}
+
+impl Service {
+    /// The names of the runtimes offered, host and remote.
+    pub fn runtime_names(&self) -> Vec<String> {
+        self.runtimes.names()
+    }
+
+    pub(super) fn unknown_runtime(&self, name: &str) -> Error {
+        self.runtimes.unknown(name)
+    }
+
+    /// A runtime that takes boxes, by name: a host runtime, or a remote one
+    /// whose key opened and whose vendor this build has.
+    pub fn runtime(&self, name: &str) -> Result<Offered, Error> {
+        self.runtimes.get(name)
+    }
+
+    /// Whether the server reaches boxes on the runtime `name` now.
+    pub(super) fn takes(&self, name: &str) -> bool {
+        self.runtimes.takes(name)
+    }
+
+    /// Every runtime that takes boxes, host and remote, by name.
+    pub(super) fn all_offered(&self) -> Vec<(String, Offered)> {
+        self.runtimes.all_offered()
     }
 
     /// The default runtime's name.
     pub fn default_runtime(&self) -> &str {
-        &self.default_runtime
+        self.runtimes.default_name()
     }
 
     /// Describes a runtime, asking its engine whether it answers.
     pub async fn runtime_info(&self, name: &str) -> Result<RuntimeInfo, Error> {
-        if !self.runtimes.contains_key(name)
-            && let Some(remote) = self.remote(name)
+        if !self.runtimes.is_host(name)
+            && let Some(remote) = self.runtimes.remote(name)
         {
-            let state = Self::remote_state(&remote).await;
-            return Ok(self.remote_info(&remote, state));
+            let state = Runtimes::remote_state(&remote).await;
+            return Ok(self.runtimes.remote_info(&remote, state));
         }
         let offered = self.runtime(name)?;
         let rt = &offered.runtime;
@@ -180,7 +290,7 @@ impl Service {
             environment: rt.environment(),
             state,
             reason,
-            default: name == self.default_runtime,
+            default: name == self.runtimes.default_name(),
             can: rt.can(),
             lifetime_secs: offered.lifetimes.default_secs,
             max_lifetime_secs: offered.lifetimes.max_secs,
@@ -193,15 +303,15 @@ impl Service {
     /// Every runtime, by name.
     pub async fn runtime_infos(&self) -> Vec<RuntimeInfo> {
         let mut out = Vec::new();
-        for name in self.runtimes.keys() {
+        for name in self.runtimes.host().keys() {
             if let Ok(info) = self.runtime_info(name).await {
                 out.push(info);
             }
         }
-        let remotes: Vec<_> = self.remotes_read().values().cloned().collect();
+        let remotes: Vec<_> = self.runtimes.remotes().values().cloned().collect();
         for remote in remotes {
-            let state = Self::remote_state(&remote).await;
-            out.push(self.remote_info(&remote, state));
+            let state = Runtimes::remote_state(&remote).await;
+            out.push(self.runtimes.remote_info(&remote, state));
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -210,7 +320,8 @@ impl Service {
     /// Checks a box against the runtime its placement names (or the
     /// default), before anything is made.
     pub(super) fn plan(&self, spec: BoxSpec, placement: Placement) -> Result<Planned, Error> {
-        let name = placement.runtime.clone().unwrap_or_else(|| self.default_runtime.clone());
+        let name =
+            placement.runtime.clone().unwrap_or_else(|| self.runtimes.default_name().to_owned());
         let offered = self.runtime(&name)?;
         let resolved = offered.resolve(&spec, &placement).map_err(ApiError::invalid_fields)?;
         holm::image::ImageRequest::new(

@@ -3,26 +3,102 @@
 //! and kept within the server's bounds per box.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use holm_proto::guest::Page;
 use holm_proto::host::{BoxState, Trace};
 use holm_proto::timeline::{ExportFormat, Step, StepAction, StepScreenshot};
 use holm_proto::{ApiError, ErrorCode};
 
-use super::Service;
 use super::errors::{Error, store_error};
 use super::traces::check_page;
+use super::{Limits, Service};
+use crate::store::Store;
+use crate::timeline::Shots;
 use crate::timeline::export;
 use crate::timeline::recording::{self, Recorded};
+use crate::traces::Tracer;
 
 /// Traces read from the store at a time while steps are gathered.
 const BATCH: usize = 1000;
 
-impl Service {
+/// The timeline's queues: the traces and screenshots of requests, taken on
+/// the request's path and written to the store each second, and the
+/// screenshots each box keeps within the server's bounds.
+///
+/// Locks, in the order they nest: `flushing` (a tokio mutex, held for a
+/// whole [`Timeline::write`], awaits inside), then the screenshots' `kept`
+/// lists (held while one image's box is bounded). The trace queue's and the
+/// image queue's own locks are held for a push or a take only.
+#[derive(Debug)]
+pub(super) struct Timeline {
+    /// Traces waiting for the store, and the last trace id given.
+    tracer: Tracer,
+    /// The images waiting for the store, and what each box keeps.
+    shots: Arc<Shots>,
+    /// Held for a whole write: writes run one at a time, so a read's flush
+    /// waits for one in flight (whose traces and images it took from the
+    /// queues) before the read lists the store.
+    flushing: tokio::sync::Mutex<()>,
+    /// Where traces and images are written.
+    store: Arc<dyn Store>,
+    /// The most screenshots one box keeps.
+    max_count: usize,
+    /// The most bytes of screenshots one box keeps.
+    max_bytes: u64,
+}
+
+impl Timeline {
+    /// Empty queues writing to `store`, each box keeping its screenshots
+    /// within `limits`.
+    pub(super) fn new(store: Arc<dyn Store>, limits: &Limits) -> Self {
+        Self {
+            tracer: Tracer::default(),
+            shots: Arc::default(),
+            flushing: tokio::sync::Mutex::new(()),
+            store,
+            max_count: limits.timeline_screenshots,
+            max_bytes: limits.timeline_bytes,
+        }
+    }
+
+    /// A new trace id.
+    pub(super) fn next_id(&self, now: SystemTime) -> String {
+        self.tracer.next_id(now)
+    }
+
+    /// Queues a trace, linked to the action before it when it is a
+    /// screenshot ([`Shots::link`]).
+    pub(super) fn push(&self, mut trace: Trace) {
+        self.shots.link(&mut trace);
+        self.tracer.push(trace);
+    }
+
+    /// The images waiting for the store.
+    pub(super) fn shots(&self) -> &Arc<Shots> {
+        &self.shots
+    }
+
+    /// Writes the queued traces and images, one write at a time: a write
+    /// that finds the queues empty waits while another still writes what
+    /// it took from them. Traces the store refuses go back to the queue.
+    pub(super) async fn write(&self) {
+        let _one = self.flushing.lock().await;
+        let traces = self.tracer.take();
+        if !traces.is_empty()
+            && let Err(e) = self.store.append_traces(&traces).await
+        {
+            tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
+            self.tracer.put_back(traces);
+        }
+        self.write_shots().await;
+    }
+
     /// Writes the queued images, then drops each box's oldest beyond its
     /// bounds. An image the store refuses is dropped with a warning (its
     /// step says it was not kept).
-    pub(super) async fn write_shots(&self) {
+    async fn write_shots(&self) {
         for p in self.shots.take() {
             if let Err(e) = self.store.put_shot(&p.box_id, &p.id, &p.image).await {
                 tracing::warn!(box_id = %p.box_id, error = %e, "cannot keep a screenshot");
@@ -50,7 +126,7 @@ impl Service {
                 kept.entry(box_id.to_owned()).or_insert_with(|| VecDeque::from(stored))
             }
         };
-        let (max_count, max_bytes) = (self.limits.timeline_screenshots, self.limits.timeline_bytes);
+        let (max_count, max_bytes) = (self.max_count, self.max_bytes);
         let mut total: u64 = list.iter().map(|(_, b)| b).sum();
         while list.len() > max_count || total > max_bytes {
             let Some((old, size)) = list.pop_front() else { break };
@@ -60,7 +136,9 @@ impl Service {
             }
         }
     }
+}
 
+impl Service {
     /// One page of a box's timeline, oldest first.
     pub async fn timeline(
         &self,

@@ -12,20 +12,19 @@ use super::errors::store_error;
 impl Service {
     /// A new trace id.
     pub fn trace_id(&self) -> String {
-        self.tracer.next_id(self.clock.now())
+        self.timeline.next_id(self.clock.now())
     }
 
     /// Queues a trace, linked to the action before it when it is a
     /// screenshot ([`crate::timeline::Shots::link`]); it is written within
     /// a second.
-    pub fn trace(&self, mut trace: Trace) {
-        self.shots.link(&mut trace);
-        self.tracer.push(trace);
+    pub fn trace(&self, trace: Trace) {
+        self.timeline.push(trace);
     }
 
     /// The timeline's images waiting for the store.
     pub fn shots(&self) -> &std::sync::Arc<crate::timeline::Shots> {
-        &self.shots
+        self.timeline.shots()
     }
 
     /// Writes queued traces and moved idle deadlines to the store. Traces
@@ -35,18 +34,8 @@ impl Service {
     /// its image not yet kept (a vendor's deadline, which can be slow, is
     /// moved after, outside that turn).
     pub async fn flush(&self) {
-        {
-            let _one = self.flushing.lock().await;
-            let traces = self.tracer.take();
-            if !traces.is_empty()
-                && let Err(e) = self.store.append_traces(&traces).await
-            {
-                tracing::warn!(error = %e, n = traces.len(), "cannot write traces; will retry");
-                self.tracer.put_back(traces);
-            }
-            self.write_shots().await;
-        }
-        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|e| e.into_inner()));
+        self.timeline.write().await;
+        let dirty = self.expiry.take_moved();
         for id in &dirty {
             if let Ok(entry) = self.get(id) {
                 self.save(&entry).await;
