@@ -1,6 +1,7 @@
 //! Routes and their documentation, declared once: [`Api`] registers each
-//! handler with axum and records what it takes and answers
-//! ([`holm_proto::contract::Op`]), and [`openapi`] turns the records into
+//! handler with axum by its route record
+//! ([`holm_proto::contract::server::SERVER_ROUTES`]: method, path, what it
+//! takes and answers), and [`openapi`] turns the records into
 //! `/v1/openapi.json`. A route cannot be served without being documented,
 //! nor documented without being served. The guest's routes that holmd
 //! forwards come from the one table of them
@@ -10,7 +11,8 @@
 use axum::Router;
 use axum::handler::Handler;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
-pub use holm_proto::contract::Op;
+use holm_proto::contract::Op;
+use holm_proto::contract::server::ServerRoute;
 use holm_proto::contract::{Documented, GUEST_ROUTES, Holmd, Method};
 use serde_json::Value;
 
@@ -34,29 +36,11 @@ impl<S: Clone + Send + Sync + 'static> Api<S> {
         self
     }
 
-    /// Serves GET `path`.
-    pub fn get<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add(Method::Get, path, get(h), op)
-    }
-
-    /// Serves POST `path`.
-    pub fn post<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add(Method::Post, path, post(h), op)
-    }
-
-    /// Serves PUT `path`.
-    pub fn put<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add(Method::Put, path, put(h), op)
-    }
-
-    /// Serves PATCH `path`.
-    pub fn patch<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add(Method::Patch, path, patch(h), op)
-    }
-
-    /// Serves DELETE `path`.
-    pub fn delete<H: Handler<T, S>, T: 'static>(self, path: &'static str, h: H, op: Op) -> Self {
-        self.add(Method::Delete, path, delete(h), op)
+    /// Serves `route`, a record of holmd's own
+    /// ([`holm_proto::contract::server`]), with `h`, documented as the
+    /// record says.
+    pub fn serve<H: Handler<T, S>, T: 'static>(self, route: ServerRoute, h: H) -> Self {
+        self.add(route.method, route.path, method_router(route.method, h), route.op)
     }
 
     /// Serves every guest route that holmd forwards, at
@@ -64,14 +48,7 @@ impl<S: Clone + Send + Sync + 'static> Api<S> {
     pub fn forwarded<H: Handler<T, S> + Clone, T: 'static>(mut self, forward: H) -> Self {
         for r in GUEST_ROUTES.iter().filter(|r| r.holmd == Holmd::Forward) {
             let path = r.forwarded_path().expect("a forwarded route has a path through holmd");
-            let route = match r.method {
-                Method::Get => get(forward.clone()),
-                Method::Post => post(forward.clone()),
-                Method::Put => put(forward.clone()),
-                Method::Patch => patch(forward.clone()),
-                Method::Delete => delete(forward.clone()),
-            };
-            self = self.add(r.method, &path, route, r.op);
+            self = self.add(r.method, &path, method_router(r.method, forward.clone()), r.op);
         }
         self
     }
@@ -79,6 +56,22 @@ impl<S: Clone + Send + Sync + 'static> Api<S> {
     /// The router and the route records.
     pub fn into_parts(self) -> (Router<S>, Vec<Documented>) {
         (self.router, self.ops)
+    }
+}
+
+/// `h` serving `method`.
+fn method_router<S, H, T>(method: Method, h: H) -> MethodRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    H: Handler<T, S>,
+    T: 'static,
+{
+    match method {
+        Method::Get => get(h),
+        Method::Post => post(h),
+        Method::Put => put(h),
+        Method::Patch => patch(h),
+        Method::Delete => delete(h),
     }
 }
 
@@ -171,6 +164,24 @@ mod tests {
              review the diff of {}",
             path.display()
         );
+    }
+
+    #[test]
+    fn holmd_serves_each_of_its_route_records_once() {
+        let (_, ops) = crate::api::routes().into_parts();
+        let own: Vec<&Documented> = ops
+            .iter()
+            .filter(|o| {
+                !GUEST_ROUTES.iter().any(|g| {
+                    g.method == o.method && g.forwarded_path().as_deref() == Some(o.path.as_str())
+                })
+            })
+            .collect();
+        let records = holm_proto::contract::server::SERVER_ROUTES;
+        assert_eq!(own.len(), records.len());
+        for (served, record) in own.iter().zip(records) {
+            assert_eq!((served.method, served.path.as_str()), (record.method, record.path));
+        }
     }
 
     #[test]
