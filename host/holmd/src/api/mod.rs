@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -35,7 +35,7 @@ use holm_proto::ApiError;
 use holm_proto::contract::server;
 use holm_proto::host::Trace;
 
-use self::doc::Api;
+use self::doc::{Api, Record};
 use crate::service::Service;
 
 /// What every handler can reach.
@@ -50,6 +50,8 @@ pub struct AppState {
     pub http_public: reqwest::Client,
     /// The OpenAPI document, made once.
     pub openapi: Arc<serde_json::Value>,
+    /// The record of each route, which tracing is handed.
+    pub routes: Arc<doc::Records>,
     /// How long a forwarded request that is not a stream may take, whole.
     pub forward_timeout: std::time::Duration,
     /// `HOLM_PUBLIC_URL`: the address viewer URLs name, behind a proxy.
@@ -152,7 +154,9 @@ pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
 /// checked. The viewer routes pass the edge too, but not the token: the
 /// guest checks each viewer URL's own token.
 pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Router {
-    let (router, ops) = routes().into_parts();
+    let api = routes();
+    let records = Arc::new(api.records());
+    let (router, ops) = api.into_parts();
     let public_paths: Arc<Vec<String>> =
         Arc::new(ops.iter().filter(|o| o.op.public).map(|o| o.path.clone()).collect());
     let openapi = Arc::new(doc::openapi(&ops, env!("CARGO_PKG_VERSION")));
@@ -162,6 +166,7 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
         http: forward::client(Addresses::Any),
         http_public: forward::client(Addresses::Public),
         openapi,
+        routes: records,
         forward_timeout: options.forward_timeout,
         public_url: options.public_url,
         server_token: token.clone(),
@@ -202,10 +207,28 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
 #[derive(Debug, Clone)]
 pub struct TraceBox(pub String);
 
-/// The box a request's path is about, when its trace is kept: every route
-/// under `/v1/boxes/{id}` but reading the record, the traces, the timeline
-/// or the progress.
-fn traced_box(method: &Method, path: &str) -> Option<String> {
+/// The box a request's trace is kept on: the `{id}` of a route whose record
+/// is traced ([`Record::traced`]); for a request no route took (an unknown
+/// route or method of a box), the box its path names ([`unrouted_box`]).
+fn traced_box(record: Option<Record>, method: &Method, path: &str) -> Option<String> {
+    match record {
+        Some(r) if r.traced() => box_of(path),
+        Some(_) => None,
+        None => unrouted_box(method, path),
+    }
+}
+
+/// The `{id}` of a path under `/v1/boxes/{id}`.
+fn box_of(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1/boxes/")?;
+    let id = rest.split('/').next().unwrap_or_default();
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+/// The box a request that no route took names: every path under
+/// `/v1/boxes/{id}` but those of reading the record, the traces, the
+/// timeline or the progress.
+fn unrouted_box(method: &Method, path: &str) -> Option<String> {
     let rest = path.strip_prefix("/v1/boxes/")?;
     let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
     let reading = (tail.is_empty() && method == Method::GET)
@@ -239,12 +262,14 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().map(str::to_owned);
     let query = query_names(raw_query.as_deref());
-    let from_path = traced_box(&method, &path);
+    let record =
+        req.extensions().get::<MatchedPath>().and_then(|m| state.routes.of(&method, m.as_str()));
+    let from_path = traced_box(record, &method, &path);
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let at = state.service.clock().now();
     let started = Instant::now();
     let (req, seen) = if from_path.is_some() {
-        crate::timeline::capture::observe(req).await
+        crate::timeline::capture::observe(req, record.is_some_and(|r| r.raw_body())).await
     } else {
         (req, crate::timeline::capture::Seen::default())
     };
@@ -291,19 +316,36 @@ async fn method_not_allowed(req: Request) -> Error {
 mod tests {
     use super::*;
 
+    /// The box a request to `method` `path` is traced on, its record found
+    /// as the router would (`matched` is its route).
+    fn traced(method: Method, matched: &str, path: &str) -> Option<String> {
+        let records = routes().records();
+        traced_box(records.of(&method, matched), &method, path)
+    }
+
     #[test]
     fn traces_name_the_box_and_never_a_query_value() {
+        let run =
+            traced(Method::POST, "/v1/boxes/{id}/commands/run", "/v1/boxes/box_a/commands/run");
+        assert_eq!(run.as_deref(), Some("box_a"));
+        let remove = traced(Method::DELETE, "/v1/boxes/{id}", "/v1/boxes/box_a");
+        assert_eq!(remove.as_deref(), Some("box_a"));
+        assert_eq!(traced(Method::GET, "/v1/boxes/{id}", "/v1/boxes/box_a"), None);
+        assert_eq!(traced(Method::GET, "/v1/boxes/{id}/traces", "/v1/boxes/box_a/traces"), None);
         assert_eq!(
-            traced_box(&Method::POST, "/v1/boxes/box_a/commands/run").as_deref(),
-            Some("box_a")
+            traced(Method::GET, "/v1/boxes/{id}/progress", "/v1/boxes/box_a/progress"),
+            None
         );
-        assert_eq!(traced_box(&Method::DELETE, "/v1/boxes/box_a").as_deref(), Some("box_a"));
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/traces"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/progress"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline/export"), None);
-        assert_eq!(traced_box(&Method::POST, "/v1/boxes"), None);
+        assert_eq!(
+            traced(Method::GET, "/v1/boxes/{id}/timeline", "/v1/boxes/box_a/timeline"),
+            None
+        );
+        let export = "/v1/boxes/{id}/timeline/export";
+        assert_eq!(traced(Method::GET, export, "/v1/boxes/box_a/timeline/export"), None);
+        assert_eq!(traced(Method::POST, "/v1/boxes", "/v1/boxes"), None);
+        let unknown = traced_box(None, &Method::GET, "/v1/boxes/box_a/nothing");
+        assert_eq!(unknown.as_deref(), Some("box_a"));
+        assert_eq!(traced_box(None, &Method::GET, "/v1/boxes/box_a/timeline/x"), None);
         assert_eq!(
             query_names(Some("path=/root/secret.txt&follow=true&token=abc")),
             ["path", "follow", "token"]

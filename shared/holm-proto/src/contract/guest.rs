@@ -358,6 +358,18 @@ pub const RECORDINGS: Call<(), Page<Recording>> = Call::get(
 )
 .watches();
 
+/// `GET /v1/recordings/{file}`: a video, streamed (holmd answers it from
+/// what it kept once the box is removed).
+pub const RECORDING_FILE: GuestRoute = get(
+    "/v1/recordings/{file}",
+    Op::video(
+        "recordings",
+        "A recording's file (video/mp4), streamed; a running one as written so far",
+    ),
+)
+.watches()
+.stream();
+
 /// Every route of the guest.
 pub static GUEST_ROUTES: &[GuestRoute] = &[
     HEALTH.route,
@@ -527,12 +539,7 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     RECORD.route,
     STOP_RECORDING.route,
     RECORDINGS.route,
-    get(
-        "/v1/recordings/{file}",
-        Op::video("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
-    )
-    .watches()
-    .stream(),
+    RECORDING_FILE,
     delete(
         "/v1/recordings/{file}",
         Op::empty("recordings", "Remove a recording that is not running, and its file"),

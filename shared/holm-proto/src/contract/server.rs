@@ -35,6 +35,9 @@ pub struct ServerRoute {
     /// What it takes and answers, and whether it needs the server token
     /// ([`Op::public`]).
     pub op: Op,
+    /// Whether it only reads what the server keeps of a box (its record,
+    /// progress, traces, timeline), so a request of it leaves no trace.
+    pub untraced: bool,
 }
 
 /// A typed route of holmd: its query is the fields of `Q` (`()` for
@@ -52,7 +55,14 @@ pub struct ServerCall<Q, Req, Resp> {
 impl<Q, Req, Resp> ServerCall<Q, Req, Resp> {
     /// The route `method` `path`, documented as `op`.
     pub const fn new(method: Method, path: &'static str, op: Op) -> Self {
-        Self { route: ServerRoute { method, path, op }, types: PhantomData }
+        Self { route: ServerRoute { method, path, op, untraced: false }, types: PhantomData }
+    }
+
+    /// Only reads what the server keeps of a box: leaves no trace.
+    #[must_use]
+    pub const fn untraced(mut self) -> Self {
+        self.route.untraced = true;
+        self
     }
 
     /// Answers with this status on success.
@@ -176,7 +186,8 @@ pub const BOX: ServerCall<WaitQuery, (), BoxInfo> = ServerCall::json(
     "boxes",
     "One box; with wait_for, answer once it is in that state",
 )
-.query();
+.query()
+.untraced();
 
 /// `DELETE /v1/boxes/{id}`.
 pub const REMOVE_BOX: ServerCall<(), (), BoxInfo> =
@@ -238,7 +249,8 @@ pub const PROGRESS: ServerCall<ProgressQuery, (), BoxEvent> = ServerCall::new(
          the last line is the box. Reading it leaves no trace",
     ),
 )
-.query();
+.query()
+.untraced();
 
 /// `GET /v1/boxes/{id}/traces`.
 pub const TRACES: ServerCall<TracesQuery, (), Page<Trace>> = ServerCall::json(
@@ -247,7 +259,8 @@ pub const TRACES: ServerCall<TracesQuery, (), Page<Trace>> = ServerCall::json(
     "boxes",
     "The requests through the server to a box, oldest first, a page at a time",
 )
-.query();
+.query()
+.untraced();
 
 /// `GET /v1/boxes/{id}/timeline`.
 pub const TIMELINE: ServerCall<TimelineQuery, (), Page<Step>> = ServerCall::json(
@@ -258,7 +271,8 @@ pub const TIMELINE: ServerCall<TimelineQuery, (), Page<Step>> = ServerCall::json
      server (input, commands, page tools, file writes, who held control, lifecycle) with its \
      time, request id and the screenshot after it; never a secret or a file's content",
 )
-.query();
+.query()
+.untraced();
 
 /// `GET /v1/boxes/{id}/timeline/export`: an HTML page or JSONL, one
 /// [`DatasetLine`] a line.
@@ -272,14 +286,16 @@ pub const TIMELINE_EXPORT: ServerCall<ExportQuery, (), DatasetLine> = ServerCall
          (screenshots/<id>.png, from the route below)",
     ),
 )
-.query();
+.query()
+.untraced();
 
 /// `GET /v1/boxes/{id}/timeline/screenshots/{shot}`: a raw image.
 pub const TIMELINE_SCREENSHOT: ServerCall<(), (), ()> = ServerCall::new(
     Get,
     "/v1/boxes/{id}/timeline/screenshots/{shot}",
     Op::image("timeline", "One screenshot the timeline keeps, by its id"),
-);
+)
+.untraced();
 
 /// `POST /v1/boxes/{id}/viewers`.
 pub const CREATE_VIEWER: ServerCall<(), CreateViewer, ViewerGrant> = ServerCall::json(
