@@ -88,6 +88,9 @@ pub(super) async fn forward(
     let entry = state.service.get(&id)?;
     let record = entry.record();
     require_running(&record)?;
+    if let Some(refusal) = too_old(&id, route, record.guest_proto) {
+        return Err(refusal.into());
+    }
     let Some(guest) = record.guest.as_ref() else {
         return Err(Error::internal(format!("running box {id} has no guest address")));
     };
@@ -196,6 +199,23 @@ pub(super) async fn forward(
         Some(d) => Body::from_stream(until(stream, d)),
     };
     out.body(body).map_err(Error::internal)
+}
+
+/// The refusal of `route` for box `id`, whose guest speaks protocol
+/// `proto` (as recorded on create or take-back): `None` when the guest
+/// serves the route, or its protocol is not recorded.
+fn too_old(id: &str, route: &GuestRoute, proto: Option<u32>) -> Option<ApiError> {
+    let proto = proto.filter(|p| !route.served_by(*p))?;
+    Some(
+        ApiError::new(
+            ErrorCode::Unsupported,
+            format!(
+                "the guest of box {id} speaks protocol {proto}; {} {} arrived in protocol {}",
+                route.method, route.path, route.since
+            ),
+        )
+        .with_hint("a new box runs this server's guest, which serves it"),
+    )
 }
 
 /// A forwarded request's `path` as its box id and the guest's path: `/v1`
@@ -307,6 +327,21 @@ mod tests {
         assert!(!route(Post, "/browser/navigate").stream);
         assert!(!route(Get, "/processes/p_1").stream);
         assert!(!route(Post, "/processes/p_1/signal").stream);
+    }
+
+    #[test]
+    fn a_route_newer_than_the_boxs_guest_is_refused_in_the_one_shape() {
+        let newer = contract::INFO.route.since(2);
+        let e = too_old("box_a", &newer, Some(1)).unwrap();
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        assert!(
+            e.message.contains("protocol 1") && e.message.contains("/v1/info"),
+            "{}",
+            e.message
+        );
+        assert!(too_old("box_a", &newer, Some(2)).is_none());
+        assert!(too_old("box_a", &newer, None).is_none());
+        assert!(too_old("box_a", &contract::INFO.route, Some(1)).is_none());
     }
 
     #[test]

@@ -312,6 +312,14 @@ impl<Req, Resp> Call<Req, Resp> {
         self
     }
 
+    /// Arrived in guest protocol generation `generation` (see
+    /// [`GuestRoute::since`]).
+    #[must_use]
+    pub const fn since(mut self, generation: u32) -> Self {
+        self.route = self.route.since(generation);
+        self
+    }
+
     /// Answered by holmd's route `route` (see [`Holmd::Own`]).
     #[must_use]
     pub const fn own(mut self, route: &'static str) -> Self {
