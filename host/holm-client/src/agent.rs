@@ -7,6 +7,7 @@
 use std::time::{Duration, SystemTime};
 
 use holm_proto::agent::{AgentAccess, AgentRequest, AgentToken};
+use holm_proto::contract::server;
 
 use crate::boxes::BoxClient;
 use crate::endpoint::Endpoint;
@@ -17,13 +18,12 @@ impl BoxClient {
     /// credential that lives `ttl_secs` (default 300, at most 3600)
     /// (through holmd).
     pub async fn agent(&self, ttl_secs: Option<u32>) -> Result<AgentAccess> {
-        self.post_json("/agent", &AgentRequest { ttl_secs }).await
+        self.call_own(&server::AGENT, &[], &(), &AgentRequest { ttl_secs }).await
     }
 
     /// Revokes every agent credential of the box (through holmd).
     pub async fn revoke_agent(&self) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::DELETE, "/agent");
-        self.send(&url, rb).await.map(drop)
+        self.call_own(&server::REVOKE_AGENT, &[], &(), &()).await
     }
 
     /// Makes an agent credential (straight against a guest only).

@@ -2,7 +2,8 @@
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, TryStreamExt};
-use holm_proto::contract::{self, Body, Call, Method};
+use holm_proto::contract::server::ServerCall;
+use holm_proto::contract::{self, Body, Call};
 use holm_proto::guest::{
     Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo,
     FileStat, Health, Info, InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page,
@@ -14,6 +15,7 @@ use serde::de::DeserializeOwned;
 
 use crate::endpoint::Endpoint;
 use crate::error::{ClientError, Result, check, transport};
+use crate::route;
 
 /// The type of a raw body: the web edge refuses a body without one.
 const OCTET_STREAM: &str = "application/octet-stream";
@@ -154,30 +156,38 @@ impl BoxClient {
         body: &Req,
     ) -> Result<Resp> {
         let route = &call.route;
-        let mut params = params.iter();
-        let mut path = String::new();
-        for seg in route.path.trim_start_matches("/v1").split('/').filter(|s| !s.is_empty()) {
-            path.push('/');
-            if seg.starts_with('{') {
-                let value = params.next().ok_or_else(|| ClientError::Protocol {
-                    url: format!("{}{}", self.base, route.path),
-                    message: format!("no value for {seg} of {} {}", route.method, route.path),
-                })?;
-                path.push_str(&enc(value));
-            } else {
-                path.push_str(seg);
-            }
-        }
-        let method = match route.method {
-            Method::Get => reqwest::Method::GET,
-            Method::Post => reqwest::Method::POST,
-            Method::Put => reqwest::Method::PUT,
-            Method::Patch => reqwest::Method::PATCH,
-            Method::Delete => reqwest::Method::DELETE,
-        };
+        let path = route::fill("", route.path.trim_start_matches("/v1"), route.method, params)?;
+        let method = route::method(route.method);
         let (url, rb) = self.request(method, &path);
         let rb = if matches!(route.op.body, Body::Json(_)) { rb.json(body) } else { rb };
         self.json(&url, rb).await
+    }
+
+    /// Calls `call`, a route of holmd's own under `/v1/boxes/{id}`, for
+    /// this box (through holmd only), with `params` filling its parameters
+    /// after `{id}`, `query` and `body` as [`Self::call`] takes them.
+    pub(crate) async fn call_own<Q: Serialize, Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        call: &ServerCall<Q, Req, Resp>,
+        params: &[&str],
+        query: &Q,
+        body: &Req,
+    ) -> Result<Resp> {
+        let r = &call.route;
+        let rest = r.path.strip_prefix("/v1/boxes/{id}").ok_or_else(|| ClientError::Protocol {
+            url: self.base.clone(),
+            message: format!("{} {} is not a route of a box", r.method, r.path),
+        })?;
+        let path = route::fill("", rest, r.method, params)?;
+        let (url, mut rb) = self.request(route::method(r.method), &path);
+        if r.op.query.is_some() {
+            rb = rb.query(query);
+        }
+        if matches!(r.op.body, Body::Json(_)) {
+            rb = rb.json(body);
+        }
+        let response = self.send(&url, rb).await?;
+        route::read(&url, r.op.answer, response).await
     }
 
     pub(crate) async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
@@ -436,9 +446,7 @@ impl BoxClient {
     }
 }
 
-pub(crate) fn enc(segment: &str) -> String {
-    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
-}
+pub(crate) use crate::route::enc;
 
 fn screenshot_query(o: &ScreenshotOptions) -> Vec<(&'static str, String)> {
     let mut q = Vec::new();

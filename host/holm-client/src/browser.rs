@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use holm_proto::contract;
+use holm_proto::contract::server;
 use holm_proto::guest::{
     BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult, FillRequest,
     LoadStateResult, NavigateRequest, OpenTab, PageContent, PageImageFormat, PageResult,
@@ -206,13 +207,13 @@ impl BoxClient {
     /// How to reach the box's Chromium from this host, with a fresh ticket
     /// (through holmd; a `Computer` answers its own).
     pub async fn bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess> {
-        self.post_json("/bridge", &BridgeRequest { ttl_secs, rotate: false }).await
+        self.call_own(&server::BRIDGE, &[], &(), &BridgeRequest { ttl_secs, rotate: false }).await
     }
 
     /// [`Self::bridge`] after giving the bridge a new secret (through holmd
     /// only): every connection and ticket of the old secret ends.
     pub async fn rotate_bridge(&self, ttl_secs: Option<u32>) -> Result<BridgeAccess> {
-        self.post_json("/bridge", &BridgeRequest { ttl_secs, rotate: true }).await
+        self.call_own(&server::BRIDGE, &[], &(), &BridgeRequest { ttl_secs, rotate: true }).await
     }
 
     /// Sets the bridge's secret (straight against a guest only).

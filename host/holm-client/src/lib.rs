@@ -17,6 +17,7 @@ mod desk;
 mod endpoint;
 mod error;
 mod recordings;
+mod route;
 mod server;
 mod terminal;
 mod timeline;

@@ -1,17 +1,23 @@
-//! [`Client`]: holmd's API.
+//! [`Client`]: holmd's API, each route called through one generic call
+//! ([`Client::call`], or [`Client::open`] for a stream, a page or an image)
+//! with its record from [`holm_proto::contract::server`].
 
 use futures_util::Stream;
+use holm_proto::contract::Body;
+use holm_proto::contract::server::{self, ServerCall};
 use holm_proto::guest::Page;
 use holm_proto::host::{
     AddRuntime, AppInfo, BoxInfo, BoxState, BuildEvent, BuildImage, ChangeRuntime, CreateBox,
-    ExtendBox, ForkBox, ImageInfo, PruneImages, PrunedImage, ReplaceRuntime, RuntimeInfo,
-    ServerHealth, Trace,
+    ExtendBox, ForkBox, ImageInfo, ListBoxes, PruneImages, PrunedImage, ReplaceRuntime,
+    RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
-use holm_proto::progress::BoxEvent;
+use holm_proto::progress::{BoxEvent, ProgressQuery};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::boxes::{BoxClient, ndjson};
-use crate::error::{ClientError, Result, check, transport};
+use crate::error::{Result, check, transport};
+use crate::route;
 
 /// The address holmd listens on by default.
 pub const DEFAULT_SERVER_URL: &str = "http://127.0.0.1:8080";
@@ -71,54 +77,91 @@ impl Client {
         &self.url
     }
 
-    pub(crate) fn request(
+    /// Calls `call`, a route of holmd's own
+    /// ([`holm_proto::contract::server`]), with `params` filling its
+    /// `{name}` parameters in order, `query` as its query (when it takes
+    /// one) and `body` as its JSON body (when it takes one; `&()` for
+    /// none): the method, path and types are the ones holmd serves and
+    /// documents, spelled once.
+    pub async fn call<Q: Serialize, Req: Serialize, Resp: DeserializeOwned>(
         &self,
-        method: reqwest::Method,
-        path: &str,
-    ) -> (String, reqwest::RequestBuilder) {
-        let url = format!("{}{path}", self.url);
-        let mut rb = self.http.request(method, &url);
+        call: &ServerCall<Q, Req, Resp>,
+        params: &[&str],
+        query: &Q,
+        body: &Req,
+    ) -> Result<Resp> {
+        let (url, rb) = self.prepare(call, params, query, body)?;
+        self.answer(call, &url, rb).await
+    }
+
+    /// [`Self::call`] for a route whose answer is not one JSON value (an
+    /// NDJSON stream, an HTML page or an image): the checked response.
+    pub async fn open<Q: Serialize, Req: Serialize, Resp>(
+        &self,
+        call: &ServerCall<Q, Req, Resp>,
+        params: &[&str],
+        query: &Q,
+        body: &Req,
+    ) -> Result<(String, reqwest::Response)> {
+        let (url, rb) = self.prepare(call, params, query, body)?;
+        let response = rb.send().await.map_err(transport(&url))?;
+        Ok((url.clone(), check(&url, response).await?))
+    }
+
+    /// The request of `call`, its token and its parameters, query and body
+    /// as the record says; the URL is the one errors name.
+    fn prepare<Q: Serialize, Req: Serialize, Resp>(
+        &self,
+        call: &ServerCall<Q, Req, Resp>,
+        params: &[&str],
+        query: &Q,
+        body: &Req,
+    ) -> Result<(String, reqwest::RequestBuilder)> {
+        let r = &call.route;
+        let url = route::fill(&self.url, r.path, r.method, params)?;
+        let mut rb = self.http.request(route::method(r.method), &url);
         if let Some(t) = &self.token {
             rb = rb.bearer_auth(t.expose());
         }
-        (url, rb)
+        if r.op.query.is_some() {
+            rb = rb.query(query);
+        }
+        if matches!(r.op.body, Body::Json(_)) {
+            rb = rb.json(body);
+        }
+        Ok((url, rb))
     }
 
-    pub(crate) async fn call<T: DeserializeOwned>(
+    /// Sends `rb`, a request of `call`, and reads its answer.
+    async fn answer<Q, Req, Resp: DeserializeOwned>(
         &self,
+        call: &ServerCall<Q, Req, Resp>,
         url: &str,
         rb: reqwest::RequestBuilder,
-    ) -> Result<T> {
+    ) -> Result<Resp> {
         let response = rb.send().await.map_err(transport(url))?;
         let response = check(url, response).await?;
-        response
-            .json::<T>()
-            .await
-            .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
+        route::read(url, call.route.op.answer, response).await
     }
 
     /// `GET /v1/health`.
     pub async fn health(&self) -> Result<ServerHealth> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/v1/health");
-        self.call(&url, rb).await
+        self.call(&server::HEALTH, &[], &(), &()).await
     }
 
     /// The runtimes the server offers.
     pub async fn runtimes(&self) -> Result<Vec<RuntimeInfo>> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/v1/runtimes");
-        Ok(self.call::<Page<RuntimeInfo>>(&url, rb).await?.data)
+        Ok(self.call(&server::RUNTIMES, &[], &(), &()).await?.data)
     }
 
     /// One runtime.
     pub async fn runtime(&self, name: &str) -> Result<RuntimeInfo> {
-        let (url, rb) = self.request(reqwest::Method::GET, &format!("/v1/runtimes/{}", enc(name)));
-        self.call(&url, rb).await
+        self.call(&server::RUNTIME, &[name], &(), &()).await
     }
 
     /// Adds a remote runtime. Its key goes in the body, never in the URL.
     pub async fn add_runtime(&self, request: &AddRuntime) -> Result<RuntimeInfo> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/v1/runtimes");
-        self.call(&url, rb.json(request)).await
+        self.call(&server::ADD_RUNTIME, &[], &(), request).await
     }
 
     /// Adds or replaces a remote runtime whole.
@@ -127,32 +170,22 @@ impl Client {
         name: &str,
         request: &ReplaceRuntime,
     ) -> Result<RuntimeInfo> {
-        let (url, rb) = self.request(reqwest::Method::PUT, &format!("/v1/runtimes/{}", enc(name)));
-        self.call(&url, rb.json(request)).await
+        self.call(&server::REPLACE_RUNTIME, &[name], &(), request).await
     }
 
     /// Changes some fields of a remote runtime, or replaces its key.
     pub async fn change_runtime(&self, name: &str, request: &ChangeRuntime) -> Result<RuntimeInfo> {
-        let (url, rb) =
-            self.request(reqwest::Method::PATCH, &format!("/v1/runtimes/{}", enc(name)));
-        self.call(&url, rb.json(request)).await
+        self.call(&server::CHANGE_RUNTIME, &[name], &(), request).await
     }
 
     /// Removes a remote runtime.
     pub async fn remove_runtime(&self, name: &str) -> Result<RuntimeInfo> {
-        let (url, rb) =
-            self.request(reqwest::Method::DELETE, &format!("/v1/runtimes/{}", enc(name)));
-        self.call(&url, rb).await
+        self.call(&server::REMOVE_RUNTIME, &[name], &(), &()).await
     }
 
     /// Creates a box; with `wait`, answers once it runs (or failed).
     pub async fn create_box(&self, request: &CreateBox, wait: Option<u64>) -> Result<BoxInfo> {
-        let path = match wait {
-            Some(secs) => format!("/v1/boxes?wait_for=running&timeout_secs={secs}"),
-            None => "/v1/boxes".to_owned(),
-        };
-        let (url, rb) = self.request(reqwest::Method::POST, &path);
-        self.call(&url, rb.json(request)).await
+        self.call(&server::CREATE_BOX, &[], &running_within(wait), request).await
     }
 
     /// Creates a box with an idempotency key: the same key and body answer the
@@ -163,12 +196,9 @@ impl Client {
         key: &str,
         wait: Option<u64>,
     ) -> Result<BoxInfo> {
-        let path = match wait {
-            Some(secs) => format!("/v1/boxes?wait_for=running&timeout_secs={secs}"),
-            None => "/v1/boxes".to_owned(),
-        };
-        let (url, rb) = self.request(reqwest::Method::POST, &path);
-        self.call(&url, rb.header("idempotency-key", key).json(request)).await
+        let call = &server::CREATE_BOX;
+        let (url, rb) = self.prepare(call, &[], &running_within(wait), request)?;
+        self.answer(call, &url, rb.header(IDEMPOTENCY_KEY, key)).await
     }
 
     /// One page of boxes.
@@ -187,17 +217,13 @@ impl Client {
         limit: Option<u32>,
         all: bool,
     ) -> Result<Page<BoxInfo>> {
-        let (url, mut rb) = self.request(reqwest::Method::GET, "/v1/boxes");
-        if all {
-            rb = rb.query(&[("all", "true")]);
-        }
-        if let Some(c) = cursor {
-            rb = rb.query(&[("cursor", c)]);
-        }
-        if let Some(l) = limit {
-            rb = rb.query(&[("limit", l)]);
-        }
-        self.call(&url, rb).await
+        let query = ListBoxes {
+            cursor: cursor.map(str::to_owned),
+            limit,
+            state: None,
+            all: all.then_some(true),
+        };
+        self.call(&server::BOXES, &[], &query, &()).await
     }
 
     /// Every box, page after page.
@@ -222,58 +248,37 @@ impl Client {
 
     /// One box; with `wait_for`, answers once it is in that state.
     pub async fn get_box(&self, id: &str, wait_for: Option<(BoxState, u64)>) -> Result<BoxInfo> {
-        let (url, mut rb) = self.request(reqwest::Method::GET, &format!("/v1/boxes/{}", enc(id)));
-        if let Some((state, secs)) = wait_for {
-            rb = rb.query(&[("wait_for", state.as_str()), ("timeout_secs", &secs.to_string())]);
-        }
-        self.call(&url, rb).await
+        let query = WaitQuery {
+            wait_for: wait_for.map(|(state, _)| state),
+            timeout_secs: wait_for.map(|(_, secs)| secs),
+        };
+        self.call(&server::BOX, &[id], &query, &()).await
     }
 
     /// Removes a box.
     pub async fn remove_box(&self, id: &str) -> Result<BoxInfo> {
-        let (url, rb) = self.request(reqwest::Method::DELETE, &format!("/v1/boxes/{}", enc(id)));
-        self.call(&url, rb).await
-    }
-
-    async fn box_post<T: serde::Serialize + ?Sized>(
-        &self,
-        id: &str,
-        verb: &str,
-        query: &str,
-        body: Option<&T>,
-        idempotency_key: Option<&str>,
-    ) -> Result<BoxInfo> {
-        let (url, mut rb) =
-            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/{verb}{query}", enc(id)));
-        if let Some(b) = body {
-            rb = rb.json(b);
-        }
-        if let Some(k) = idempotency_key {
-            rb = rb.header("idempotency-key", k);
-        }
-        self.call(&url, rb).await
+        self.call(&server::REMOVE_BOX, &[id], &(), &()).await
     }
 
     /// Stops a box, keeping its files.
     pub async fn stop_box(&self, id: &str) -> Result<BoxInfo> {
-        self.box_post::<()>(id, "stop", "", None, None).await
+        self.call(&server::STOP_BOX, &[id], &(), &()).await
     }
 
     /// Starts a stopped box: a new desktop on new ports; with `wait`,
     /// answers once it runs.
     pub async fn start_box(&self, id: &str, wait: Option<u64>) -> Result<BoxInfo> {
-        let query = wait.map(|s| format!("?wait_for=running&timeout_secs={s}")).unwrap_or_default();
-        self.box_post::<()>(id, "start", &query, None, None).await
+        self.call(&server::START_BOX, &[id], &running_within(wait), &()).await
     }
 
     /// Pauses a box, keeping its memory.
     pub async fn pause_box(&self, id: &str) -> Result<BoxInfo> {
-        self.box_post::<()>(id, "pause", "", None, None).await
+        self.call(&server::PAUSE_BOX, &[id], &(), &()).await
     }
 
     /// Resumes a paused box.
     pub async fn resume_box(&self, id: &str) -> Result<BoxInfo> {
-        self.box_post::<()>(id, "resume", "", None, None).await
+        self.call(&server::RESUME_BOX, &[id], &(), &()).await
     }
 
     /// Forks a box: a new box with a copy of its files. With `wait`, answers
@@ -285,13 +290,17 @@ impl Client {
         idempotency_key: Option<&str>,
         wait: Option<u64>,
     ) -> Result<BoxInfo> {
-        let query = wait.map(|s| format!("?wait_for=running&timeout_secs={s}")).unwrap_or_default();
-        self.box_post(id, "fork", &query, Some(request), idempotency_key).await
+        let call = &server::FORK_BOX;
+        let (url, mut rb) = self.prepare(call, &[id], &running_within(wait), request)?;
+        if let Some(k) = idempotency_key {
+            rb = rb.header(IDEMPOTENCY_KEY, k);
+        }
+        self.answer(call, &url, rb).await
     }
 
     /// Moves the end of a box's lifetime `by_secs` later.
     pub async fn extend_box(&self, id: &str, by_secs: u64) -> Result<BoxInfo> {
-        self.box_post(id, "extend", "", Some(&ExtendBox { by_secs }), None).await
+        self.call(&server::EXTEND_BOX, &[id], &(), &ExtendBox { by_secs }).await
     }
 
     /// One page of a box's traces, oldest first.
@@ -301,15 +310,8 @@ impl Client {
         cursor: Option<&str>,
         limit: Option<u32>,
     ) -> Result<Page<Trace>> {
-        let (url, mut rb) =
-            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/traces", enc(id)));
-        if let Some(c) = cursor {
-            rb = rb.query(&[("cursor", c)]);
-        }
-        if let Some(l) = limit {
-            rb = rb.query(&[("limit", l)]);
-        }
-        self.call(&url, rb).await
+        let query = TracesQuery { cursor: cursor.map(str::to_owned), limit };
+        self.call(&server::TRACES, &[id], &query, &()).await
     }
 
     /// Every trace of a box, page after page.
@@ -326,11 +328,12 @@ impl Client {
         }
     }
 
-    /// A client of one box's desktop, commands and files, through this server.
+    /// A client of one box's desktop, commands and files, through this
+    /// server: the guest's forwarded routes, under `/v1/boxes/{id}`.
     pub fn boxed(&self, id: &str) -> BoxClient {
         BoxClient::with_base(
             self.http.clone(),
-            format!("{}/v1/boxes/{}", self.url, enc(id)),
+            format!("{}/v1/boxes/{}", self.url, route::enc(id)),
             self.token.clone(),
         )
     }
@@ -343,12 +346,8 @@ impl Client {
         id: &str,
         timeout_secs: u64,
     ) -> Result<impl Stream<Item = Result<BoxEvent>> + use<>> {
-        let (url, rb) = self.request(
-            reqwest::Method::GET,
-            &format!("/v1/boxes/{}/progress?timeout_secs={timeout_secs}", enc(id)),
-        );
-        let response = rb.send().await.map_err(transport(&url))?;
-        let response = check(&url, response).await?;
+        let query = ProgressQuery { timeout_secs: Some(timeout_secs) };
+        let (url, response) = self.open(&server::PROGRESS, &[id], &query, &()).await?;
         Ok(ndjson(url, response))
     }
 
@@ -357,9 +356,7 @@ impl Client {
         &self,
         request: &BuildImage,
     ) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/build");
-        let response = rb.json(request).send().await.map_err(transport(&url))?;
-        let response = check(&url, response).await?;
+        let (url, response) = self.open(&server::BUILD_IMAGE, &[], &(), request).await?;
         Ok(ndjson(url, response))
     }
 
@@ -368,32 +365,64 @@ impl Client {
         &self,
         runtime: Option<&str>,
     ) -> Result<impl Stream<Item = Result<BuildEvent>> + use<>> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/base");
         let body = BuildImage { runtime: runtime.map(str::to_owned), ..BuildImage::default() };
-        let response = rb.json(&body).send().await.map_err(transport(&url))?;
-        let response = check(&url, response).await?;
+        let (url, response) = self.open(&server::BASE_IMAGE, &[], &(), &body).await?;
         Ok(ndjson(url, response))
     }
 
     /// Removes box images no box uses (see [`PruneImages`]).
     pub async fn prune_images(&self, request: &PruneImages) -> Result<Vec<PrunedImage>> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/v1/images/prune");
-        Ok(self.call::<Page<PrunedImage>>(&url, rb.json(request)).await?.data)
+        Ok(self.call(&server::PRUNE_IMAGES, &[], &(), request).await?.data)
     }
 
     /// The images holm built.
     pub async fn images(&self) -> Result<Vec<ImageInfo>> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/v1/images");
-        Ok(self.call::<Page<ImageInfo>>(&url, rb).await?.data)
+        Ok(self.call(&server::IMAGES, &[], &(), &()).await?.data)
     }
 
     /// The app catalogue.
     pub async fn apps(&self) -> Result<Vec<AppInfo>> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/v1/apps");
-        Ok(self.call::<Page<AppInfo>>(&url, rb).await?.data)
+        Ok(self.call(&server::APPS, &[], &(), &()).await?.data)
     }
 }
 
-pub(crate) fn enc(segment: &str) -> String {
-    url::form_urlencoded::byte_serialize(segment.as_bytes()).collect()
+/// The header that makes a create or fork idempotent.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The query that waits up to `secs` for a box to run, when asked.
+fn running_within(secs: Option<u64>) -> WaitQuery {
+    WaitQuery { wait_for: secs.map(|_| BoxState::Running), timeout_secs: secs }
+}
+
+#[cfg(test)]
+mod tests {
+    use holm_proto::viewer::{HandoffState, HandoffWait};
+
+    use super::*;
+
+    /// The query `q` puts on a URL.
+    fn query_of<Q: Serialize>(q: &Q) -> String {
+        let http = crate::client_builder().build().unwrap();
+        let request = http.get("http://h/v1/boxes").query(q).build().unwrap();
+        request.url().query().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn typed_queries_are_the_ones_the_paths_spelled() {
+        assert_eq!(query_of(&running_within(Some(30))), "wait_for=running&timeout_secs=30");
+        assert_eq!(query_of(&running_within(None)), "");
+        let list = ListBoxes { cursor: Some("c".into()), limit: Some(100), state: None, all: None };
+        assert_eq!(query_of(&list), "cursor=c&limit=100");
+        let pooled = ListBoxes { all: Some(true), ..ListBoxes::default() };
+        assert_eq!(query_of(&pooled), "all=true");
+        let wait = WaitQuery { wait_for: Some(BoxState::Stopped), timeout_secs: Some(5) };
+        assert_eq!(query_of(&wait), "wait_for=stopped&timeout_secs=5");
+        let handoff =
+            HandoffWait { wait_for: Some(HandoffState::HandedBack), timeout_secs: Some(9) };
+        assert_eq!(query_of(&handoff), "wait_for=handed_back&timeout_secs=9");
+        assert_eq!(query_of(&ProgressQuery { timeout_secs: Some(7) }), "timeout_secs=7");
+        let export =
+            holm_proto::timeline::ExportQuery { format: holm_proto::timeline::ExportFormat::Jsonl };
+        assert_eq!(query_of(&export), "format=jsonl");
+    }
 }

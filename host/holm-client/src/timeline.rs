@@ -1,11 +1,12 @@
 //! A box's timeline through holmd: its steps, its export (HTML or JSONL)
 //! and the screenshots it keeps.
 
+use holm_proto::contract::server;
 use holm_proto::guest::Page;
-use holm_proto::timeline::{ExportFormat, Step};
+use holm_proto::timeline::{ExportFormat, ExportQuery, Step, TimelineQuery};
 
-use crate::error::{ClientError, Result, check, transport};
-use crate::server::{Client, enc};
+use crate::error::{ClientError, Result};
+use crate::server::Client;
 
 impl Client {
     /// One page of a box's timeline, oldest first.
@@ -15,15 +16,8 @@ impl Client {
         cursor: Option<&str>,
         limit: Option<u32>,
     ) -> Result<Page<Step>> {
-        let (url, mut rb) =
-            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/timeline", enc(id)));
-        if let Some(c) = cursor {
-            rb = rb.query(&[("cursor", c)]);
-        }
-        if let Some(l) = limit {
-            rb = rb.query(&[("limit", l)]);
-        }
-        self.call(&url, rb).await
+        let query = TimelineQuery { cursor: cursor.map(str::to_owned), limit };
+        self.call(&server::TIMELINE, &[id], &query, &()).await
     }
 
     /// Every step of a box's timeline, page after page.
@@ -42,28 +36,21 @@ impl Client {
 
     /// A box's timeline written out: one HTML page, or JSONL.
     pub async fn export_timeline(&self, id: &str, format: ExportFormat) -> Result<Vec<u8>> {
-        let (url, rb) =
-            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/timeline/export", enc(id)));
-        let format = match format {
-            ExportFormat::Html => "html",
-            ExportFormat::Jsonl => "jsonl",
-        };
-        self.bytes(&url, rb.query(&[("format", format)])).await
+        let query = ExportQuery { format };
+        bytes(self.open(&server::TIMELINE_EXPORT, &[id], &query, &()).await?).await
     }
 
     /// One screenshot a box's timeline keeps, by its id.
     pub async fn timeline_screenshot(&self, id: &str, shot: &str) -> Result<Vec<u8>> {
-        let path = format!("/v1/boxes/{}/timeline/screenshots/{}", enc(id), enc(shot));
-        let (url, rb) = self.request(reqwest::Method::GET, &path);
-        self.bytes(&url, rb).await
+        bytes(self.open(&server::TIMELINE_SCREENSHOT, &[id, shot], &(), &()).await?).await
     }
+}
 
-    async fn bytes(&self, url: &str, rb: reqwest::RequestBuilder) -> Result<Vec<u8>> {
-        let response = check(url, rb.send().await.map_err(transport(url))?).await?;
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })?;
-        Ok(bytes.to_vec())
-    }
+/// The whole body of a checked response.
+async fn bytes((url, response): (String, reqwest::Response)) -> Result<Vec<u8>> {
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| ClientError::Protocol { url: url.clone(), message: e.to_string() })?;
+    Ok(bytes.to_vec())
 }

@@ -5,54 +5,45 @@
 //! Straight against a guest ([`BoxClient`]): the viewer key holmd sets, and
 //! the handoff as the guest sees it.
 
+use holm_proto::contract::server;
 use holm_proto::viewer::{
-    AskForHelp, ControlEvents, CreateViewer, Handoff, HandoffState, HandoffStatus, ViewerConfig,
-    ViewerGrant,
+    AskForHelp, ControlEvents, CreateViewer, Handoff, HandoffState, HandoffStatus, HandoffWait,
+    ViewerConfig, ViewerGrant,
 };
 
-use crate::boxes::{BoxClient, enc};
+use crate::boxes::BoxClient;
 use crate::error::Result;
 use crate::server::Client;
 
 impl Client {
     /// A new viewer URL for one screen of a box (watch only, or takeover).
     pub async fn create_viewer(&self, id: &str, request: &CreateViewer) -> Result<ViewerGrant> {
-        let (url, rb) =
-            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/viewers", enc(id)));
-        self.call(&url, rb.json(request)).await
+        self.call(&server::CREATE_VIEWER, &[id], &(), request).await
     }
 
     /// The box's viewer grants of its current desktop.
     pub async fn viewers(&self, id: &str) -> Result<Vec<ViewerGrant>> {
-        let (url, rb) =
-            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/viewers", enc(id)));
-        Ok(self.call::<holm_proto::guest::Page<ViewerGrant>>(&url, rb).await?.data)
+        Ok(self.call(&server::VIEWERS, &[id], &(), &()).await?.data)
     }
 
     /// Revokes a viewer grant: its URL stops working and its connections close.
     pub async fn revoke_viewer(&self, id: &str, grant: &str) -> Result<ViewerGrant> {
-        let path = format!("/v1/boxes/{}/viewers/{}", enc(id), enc(grant));
-        let (url, rb) = self.request(reqwest::Method::DELETE, &path);
-        self.call(&url, rb).await
+        self.call(&server::REVOKE_VIEWER, &[id, grant], &(), &()).await
     }
 
     /// Asks a person for help: answers the takeover URL to send them.
     pub async fn ask_for_help(&self, id: &str, request: &AskForHelp) -> Result<Handoff> {
-        let (url, rb) =
-            self.request(reqwest::Method::POST, &format!("/v1/boxes/{}/handoff", enc(id)));
-        self.call(&url, rb.json(request)).await
+        self.call(&server::ASK_FOR_HELP, &[id], &(), request).await
     }
 
     /// The handoff; with `wait_secs`, answers once control is handed back
     /// (or after that many seconds, as it is then).
     pub async fn handoff(&self, id: &str, wait_secs: Option<u64>) -> Result<Handoff> {
-        let (url, mut rb) =
-            self.request(reqwest::Method::GET, &format!("/v1/boxes/{}/handoff", enc(id)));
-        if let Some(s) = wait_secs {
-            rb = rb
-                .query(&[("wait_for", "handed_back".to_owned()), ("timeout_secs", s.to_string())]);
-        }
-        self.call(&url, rb).await
+        let query = HandoffWait {
+            wait_for: wait_secs.map(|_| HandoffState::HandedBack),
+            timeout_secs: wait_secs,
+        };
+        self.call(&server::HANDOFF, &[id], &query, &()).await
     }
 }
 

@@ -3,7 +3,11 @@
 //! endpoint's headers), with the box secret, the same method, query and
 //! body, and the caller's request id. Bodies stream both ways.
 //!
-//! A request that is not a stream ([`is_stream`]) must be answered whole
+//! holmd registers this handler once per forwarded guest route, handed that
+//! route's record ([`GuestRoute`]): whether a request only watches the box
+//! and whether it is a stream are the record's facts.
+//!
+//! A request that is not a stream ([`GuestRoute::stream`]) must be answered whole
 //! within the forward timeout ([`DEFAULT_TIMEOUT`], ten minutes): a guest
 //! that hangs cannot hold a request forever. Streams (a command's events, a
 //! followed output, a command waited for, which may run a day, and file
@@ -14,14 +18,15 @@
 
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, Method, header};
+use axum::http::{HeaderMap, HeaderName, header};
 use axum::response::Response;
 use futures_util::TryStreamExt;
 use holm_client::address::Addresses;
 use holm_http::{Error, RequestId};
-use holm_proto::contract::GuestRoute;
+use holm_proto::contract::{self, GuestRoute};
 use holm_proto::host::BoxState;
 use holm_proto::{ApiError, ErrorCode, ErrorDetails};
 
@@ -65,75 +70,52 @@ fn keep_response_header(name: &HeaderName) -> bool {
         || name.as_str().starts_with("x-holm-")
 }
 
-/// The guest route a forwarded request is, by its method and its path
-/// after `/v1/boxes/{id}` (the router matched a forwarded route, so there
-/// is one unless the method is one the contract does not name).
-fn guest_route(method: &Method, rest: &str) -> Option<&'static GuestRoute> {
-    let method = holm_proto::contract::Method::parse(method.as_str())?;
-    GuestRoute::find(method, &format!("/v1{rest}"))
-}
-
-/// Whether a request only watches the box: watching does not move an idle
-/// deadline, commands do (the contract says which routes watch).
-fn only_watches(method: &Method, rest: &str) -> bool {
-    guest_route(method, rest).is_some_and(|r| r.watches)
-}
-
-/// Whether a request is a stream, which the forward timeout does not bound
-/// (the contract says which routes are).
-fn is_stream(method: &Method, rest: &str) -> bool {
-    guest_route(method, rest).is_some_and(|r| r.stream)
-}
-
+/// Forwards a request of `route`, the guest route it was registered with
+/// ([`super::doc::Api::forwarded`]): whether it watches and whether it is
+/// a stream are the record's facts, not read from the path.
 pub(super) async fn forward(
     State(state): State<AppState>,
+    Extension(route): Extension<&'static GuestRoute>,
     req: Request,
 ) -> Result<Response, Error> {
-    let path = req.uri().path().to_owned();
-    // The route matched /v1/boxes/{id}/..., so both parts are there.
-    let tail = path.strip_prefix("/v1/boxes/").unwrap_or_default();
-    let (id, rest) = tail.split_once('/').map_or((tail, ""), |(id, rest)| (id, rest));
-    let rest = format!("/{rest}");
-    if rest == "/secret" {
-        // The box secret is the server's alone: it sets it, never a caller.
-        return Err(holm_http::route_not_found(req.method(), &path));
-    }
+    // The guest's path is the caller's with `/v1/boxes/{id}` taken out,
+    // byte for byte (its parameters as the caller encoded them).
+    let (id, rest) = split(req.uri().path());
     let id = super::box_path::parse(id)?;
-    if req.method() == Method::GET
-        && let Some(kept) = kept_recordings(&state, &id, &rest).await?
-    {
+    if let Some(kept) = kept_recordings(&state, &id, route, &rest).await? {
         return Ok(kept);
     }
     let entry = state.service.get(&id)?;
     let record = entry.record();
     require_running(&record)?;
+    if let Some(refusal) = too_old(&id, route, record.guest_proto) {
+        return Err(refusal.into());
+    }
     let Some(guest) = record.guest.as_ref() else {
         return Err(Error::internal(format!("running box {id} has no guest address")));
     };
-    if !only_watches(req.method(), &rest) {
+    if !route.watches {
         state.service.touch(&entry);
     }
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     if super::upgrade::is_websocket(req.headers()) {
-        let command = !only_watches(req.method(), &rest);
         return super::upgrade::forward(
             &state,
             entry,
-            (super::upgrade::Upstream::Guest, &format!("/v1{rest}")),
-            command,
+            (super::upgrade::Upstream::Guest, &rest),
+            !route.watches,
             &request_id,
             req,
         )
         .await;
     }
-    let mut url = guest.join(&format!("/v1{rest}"));
+    let mut url = guest.join(&rest);
     if let Some(q) = req.uri().query() {
         url.push('?');
         url.push_str(q);
     }
     let method = req.method().clone();
-    let deadline =
-        (!is_stream(&method, &rest)).then(|| tokio::time::Instant::now() + state.forward_timeout);
+    let deadline = (!route.stream).then(|| tokio::time::Instant::now() + state.forward_timeout);
     let headers = req.headers().clone();
     // Through the endpoint the runtime answered: its headers (a vendor
     // proxy's token), then the guest's own credential.
@@ -219,15 +201,45 @@ pub(super) async fn forward(
     out.body(body).map_err(Error::internal)
 }
 
+/// The refusal of `route` for box `id`, whose guest speaks protocol
+/// `proto` (as recorded on create or take-back): `None` when the guest
+/// serves the route, or its protocol is not recorded.
+fn too_old(id: &str, route: &GuestRoute, proto: Option<u32>) -> Option<ApiError> {
+    let proto = proto.filter(|p| !route.served_by(*p))?;
+    Some(
+        ApiError::new(
+            ErrorCode::Unsupported,
+            format!(
+                "the guest of box {id} speaks protocol {proto}; {} {} arrived in protocol {}",
+                route.method, route.path, route.since
+            ),
+        )
+        .with_hint("a new box runs this server's guest, which serves it"),
+    )
+}
+
+/// A forwarded request's `path` as its box id and the guest's path: `/v1`
+/// and what follows `/v1/boxes/{id}`, as the caller encoded it.
+fn split(path: &str) -> (&str, String) {
+    let tail = path.strip_prefix("/v1/boxes/").unwrap_or_default();
+    let (id, rest) = tail.find('/').map_or((tail, ""), |i| (&tail[..i], &tail[i..]));
+    (id, format!("/v1{rest}"))
+}
+
 /// A removed box's recordings, from what the server kept when it was
-/// removed: its listing at `/recordings`, a file at `/recordings/{file}`.
-/// `None` while the box is not removed, or for any other route.
+/// removed: its listing ([`contract::RECORDINGS`]), a file
+/// ([`contract::RECORDING_FILE`]). `None` while the box is not removed, or
+/// for any other route.
 async fn kept_recordings(
     state: &AppState,
     id: &str,
-    rest: &str,
+    route: &GuestRoute,
+    guest_path: &str,
 ) -> Result<Option<Response>, Error> {
-    let Some(tail) = rest.strip_prefix("/recordings") else { return Ok(None) };
+    let listing = same(route, &contract::RECORDINGS.route);
+    if !listing && !same(route, &contract::RECORDING_FILE) {
+        return Ok(None);
+    }
     let removed = match state.service.get(id) {
         Ok(entry) => entry.record().state == BoxState::Removed,
         Err(_) => true,
@@ -235,11 +247,12 @@ async fn kept_recordings(
     let Some(listed) = removed.then(|| state.service.kept_recordings(id)).flatten() else {
         return Ok(None);
     };
-    if tail.is_empty() {
+    if listing {
         let page = holm_proto::guest::Page::all(listed);
         return Ok(Some(axum::response::IntoResponse::into_response(axum::Json(page))));
     }
-    let file = tail.trim_start_matches('/');
+    // The route's last parameter, `{file}`.
+    let file = guest_path.rsplit('/').next().unwrap_or_default();
     let path = state.service.kept_recording(id, file).map_err(Error::from)?;
     let f = tokio::fs::File::open(&path).await.map_err(Error::internal)?;
     let len = f.metadata().await.map_err(Error::internal)?.len();
@@ -250,6 +263,11 @@ async fn kept_recordings(
         .body(body)
         .map_err(Error::internal)?;
     Ok(Some(out))
+}
+
+/// Whether `a` and `b` are the same route.
+fn same(a: &GuestRoute, b: &GuestRoute) -> bool {
+    a.method == b.method && a.path == b.path
 }
 
 /// `stream`, ended with an error at `deadline`: an answer that is not a
@@ -277,31 +295,60 @@ where
 mod tests {
     use super::*;
 
+    fn route(method: contract::Method, rest: &str) -> &'static GuestRoute {
+        GuestRoute::find(method, &format!("/v1{rest}")).unwrap()
+    }
+
     #[test]
     fn watching_is_not_activity() {
-        assert!(only_watches(&Method::GET, "/screens/0/screenshot"));
-        assert!(only_watches(&Method::GET, "/screens/0/cursor"));
-        assert!(only_watches(&Method::GET, "/screens/0"));
-        assert!(only_watches(&Method::GET, "/info"));
-        assert!(!only_watches(&Method::POST, "/screens/0/input"));
-        assert!(!only_watches(&Method::POST, "/commands/run"));
-        assert!(!only_watches(&Method::GET, "/files/content"));
-        assert!(only_watches(&Method::GET, "/browser/screenshot"));
-        assert!(!only_watches(&Method::POST, "/browser/click"));
+        use contract::Method::{Get, Post};
+        assert!(route(Get, "/screens/0/screenshot").watches);
+        assert!(route(Get, "/screens/0/cursor").watches);
+        assert!(route(Get, "/screens/0").watches);
+        assert!(route(Get, "/info").watches);
+        assert!(!route(Post, "/screens/0/input").watches);
+        assert!(!route(Post, "/commands/run").watches);
+        assert!(!route(Get, "/files/content").watches);
+        assert!(route(Get, "/browser/screenshot").watches);
+        assert!(!route(Post, "/browser/click").watches);
     }
 
     #[test]
     fn streams_are_not_bounded_and_the_rest_is() {
-        assert!(is_stream(&Method::POST, "/commands/stream"));
-        assert!(is_stream(&Method::POST, "/commands/run"));
-        assert!(is_stream(&Method::GET, "/processes/p_1/output"));
-        assert!(is_stream(&Method::POST, "/processes/p_1/stdin"));
-        assert!(is_stream(&Method::PUT, "/files/content"));
-        assert!(is_stream(&Method::GET, "/files/content"));
-        assert!(!is_stream(&Method::POST, "/screens/0/input"));
-        assert!(!is_stream(&Method::GET, "/screens/0/screenshot"));
-        assert!(!is_stream(&Method::POST, "/browser/navigate"));
-        assert!(!is_stream(&Method::GET, "/processes/p_1"));
-        assert!(!is_stream(&Method::POST, "/processes/p_1/signal"));
+        use contract::Method::{Get, Post, Put};
+        assert!(route(Post, "/commands/stream").stream);
+        assert!(route(Post, "/commands/run").stream);
+        assert!(route(Get, "/processes/p_1/output").stream);
+        assert!(route(Post, "/processes/p_1/stdin").stream);
+        assert!(route(Put, "/files/content").stream);
+        assert!(route(Get, "/files/content").stream);
+        assert!(!route(Post, "/screens/0/input").stream);
+        assert!(!route(Get, "/screens/0/screenshot").stream);
+        assert!(!route(Post, "/browser/navigate").stream);
+        assert!(!route(Get, "/processes/p_1").stream);
+        assert!(!route(Post, "/processes/p_1/signal").stream);
+    }
+
+    #[test]
+    fn a_route_newer_than_the_boxs_guest_is_refused_in_the_one_shape() {
+        let newer = contract::INFO.route.since(2);
+        let e = too_old("box_a", &newer, Some(1)).unwrap();
+        assert_eq!(e.code, ErrorCode::Unsupported);
+        assert!(
+            e.message.contains("protocol 1") && e.message.contains("/v1/info"),
+            "{}",
+            e.message
+        );
+        assert!(too_old("box_a", &newer, Some(2)).is_none());
+        assert!(too_old("box_a", &newer, None).is_none());
+        assert!(too_old("box_a", &contract::INFO.route, Some(1)).is_none());
+    }
+
+    #[test]
+    fn the_guest_path_is_the_callers_after_the_box() {
+        let (id, rest) = split("/v1/boxes/box_a/screens/0/input");
+        assert_eq!((id, rest.as_str()), ("box_a", "/v1/screens/0/input"));
+        let (_, rest) = split("/v1/boxes/box_a/recordings/a%20b");
+        assert_eq!(rest, "/v1/recordings/a%20b");
     }
 }

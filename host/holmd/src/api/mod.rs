@@ -1,6 +1,8 @@
 //! holmd's REST API under `/v1`.
 //!
-//! Every route is declared once in [`routes`], which both serves it and
+//! Every route is declared once, as a record in
+//! [`holm_proto::contract`] ([`server::SERVER_ROUTES`] and the guest's
+//! forwarded routes); [`routes`] serves each record with its handler and
 //! documents it in `/v1/openapi.json`. Every route but the public ones needs
 //! `Authorization: Bearer <HOLM_SERVER_TOKEN>` when a token is set. Every
 //! response carries `x-request-id`; every error has the one shape. Every
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -30,17 +32,10 @@ use holm_client::Endpoint;
 use holm_client::address::Addresses;
 use holm_http::{Error, RequestId};
 use holm_proto::ApiError;
-use holm_proto::guest::Page;
-use holm_proto::host::{
-    AddRuntime, AppInfo, BoxInfo, BridgeAccess, BridgeRequest, BuildEvent, BuildImage,
-    ChangeRuntime, CreateBox, ExtendBox, ForkBox, ImageInfo, ListBoxes, PruneImages, PrunedImage,
-    ReplaceRuntime, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
-};
-use holm_proto::progress::{BoxEvent, ProgressQuery};
-use holm_proto::timeline::{DatasetLine, ExportQuery, Step, TimelineQuery};
-use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
+use holm_proto::contract::server;
+use holm_proto::host::Trace;
 
-use self::doc::{Api, Op};
+use self::doc::{Api, Record};
 use crate::service::Service;
 
 /// What every handler can reach.
@@ -55,6 +50,8 @@ pub struct AppState {
     pub http_public: reqwest::Client,
     /// The OpenAPI document, made once.
     pub openapi: Arc<serde_json::Value>,
+    /// The record of each route, which tracing is handed.
+    pub routes: Arc<doc::Records>,
     /// How long a forwarded request that is not a stream may take, whole.
     pub forward_timeout: std::time::Duration,
     /// `HOLM_PUBLIC_URL`: the address viewer URLs name, behind a proxy.
@@ -90,208 +87,47 @@ impl AppOptions {
     }
 }
 
-/// Every route, served and documented.
+/// Every route, served and documented: each of holmd's own by its record
+/// ([`server::SERVER_ROUTES`]), then the guest's that holmd forwards.
 pub fn routes() -> Api<AppState> {
     use self::{boxes as b, forward as f, images as i, runtimes as r, timeline as t, viewers as v};
     Api::default()
-        .get("/v1/health", r::health, Op::json::<ServerHealth>("server", "The server answers").public())
-        .get("/v1/openapi.json", r::openapi, Op::json::<serde_json::Value>("server", "This document").public())
-        .get("/v1/runtimes", r::list, Op::json::<Page<RuntimeInfo>>("runtimes", "The runtimes and what each can do"))
-        .get("/v1/runtimes/{name}", r::get, Op::json::<RuntimeInfo>("runtimes", "One runtime"))
-        .post(
-            "/v1/runtimes",
-            r::add,
-            Op::json::<RuntimeInfo>(
-                "runtimes",
-                "Add a remote runtime (a cloud vendor account); its key is encrypted before it is stored and never returned",
-            )
-            .body::<AddRuntime>()
-            .status(201),
-        )
-        .put(
-            "/v1/runtimes/{name}",
-            r::replace,
-            Op::json::<RuntimeInfo>("runtimes", "Add or replace a remote runtime whole").body::<ReplaceRuntime>(),
-        )
-        .patch(
-            "/v1/runtimes/{name}",
-            r::change,
-            Op::json::<RuntimeInfo>("runtimes", "Change some fields of a remote runtime, or replace its key").body::<ChangeRuntime>(),
-        )
-        .delete("/v1/runtimes/{name}", r::remove, Op::json::<RuntimeInfo>("runtimes", "Remove a remote runtime that no box is on"))
-        .post(
-            "/v1/boxes",
-            b::create,
-            Op::json::<BoxInfo>(
-                "boxes",
-                "Create a box; with wait_for=running, answer once it runs. With an Idempotency-Key, \
-                 the same key and body answer the first box again (Idempotency-Replayed: true, \
-                 \"replayed\": true) for 24 hours; another body with the key is refused (422)",
-            )
-                .body::<CreateBox>()
-                .query::<WaitQuery>()
-                .status(201),
-        )
-        .get("/v1/boxes", b::list, Op::json::<Page<BoxInfo>>("boxes", "The boxes, a page at a time").query::<ListBoxes>())
-        .get(
-            "/v1/boxes/{id}",
-            b::get,
-            Op::json::<BoxInfo>("boxes", "One box; with wait_for, answer once it is in that state").query::<WaitQuery>(),
-        )
-        .delete("/v1/boxes/{id}", b::remove, Op::json::<BoxInfo>("boxes", "Remove a box"))
-        .post("/v1/boxes/{id}/stop", b::stop, Op::json::<BoxInfo>("lifecycle", "Stop a box, keeping its files"))
-        .post(
-            "/v1/boxes/{id}/start",
-            b::start,
-            Op::json::<BoxInfo>("lifecycle", "Start a stopped box: a new desktop on new ports; with wait_for=running, answer once it runs")
-                .query::<WaitQuery>(),
-        )
-        .post("/v1/boxes/{id}/pause", b::pause, Op::json::<BoxInfo>("lifecycle", "Pause a box, keeping its memory"))
-        .post("/v1/boxes/{id}/resume", b::resume, Op::json::<BoxInfo>("lifecycle", "Resume a paused box where it was"))
-        .post(
-            "/v1/boxes/{id}/fork",
-            b::fork,
-            Op::json::<BoxInfo>("lifecycle", "A new box with a copy of this box's files, on the same runtime; takes an Idempotency-Key")
-                .body::<ForkBox>()
-                .query::<WaitQuery>()
-                .status(201),
-        )
-        .post(
-            "/v1/boxes/{id}/extend",
-            b::extend,
-            Op::json::<BoxInfo>("lifecycle", "Move the end of a box's lifetime later, up to its runtime's maximum").body::<ExtendBox>(),
-        )
-        .get(
-            "/v1/boxes/{id}/progress",
-            b::progress,
-            Op::ndjson::<BoxEvent>(
-                "boxes",
-                "The stages of the box's latest making or start (image with its build lines, container, \
-                 desktop, browser), then each as it comes, until it runs, fails or timeout_secs pass; \
-                 the last line is the box. Reading it leaves no trace",
-            )
-            .query::<ProgressQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/traces",
-            b::traces,
-            Op::json::<Page<Trace>>("boxes", "The requests through the server to a box, oldest first, a page at a time")
-                .query::<TracesQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/timeline",
-            t::list,
-            Op::json::<Page<Step>>(
-                "timeline",
-                "What was done to a box, a step a page at a time, oldest first: each action through the \
-                 server (input, commands, page tools, file writes, who held control, lifecycle) with its \
-                 time, request id and the screenshot after it; never a secret or a file's content",
-            )
-            .query::<TimelineQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/timeline/export",
-            t::export,
-            Op::html_or_ndjson::<DatasetLine>(
-                "timeline",
-                "The whole timeline as one self-contained HTML page that plays it back (screenshots \
-                 inline), or as JSONL, one line per step naming its screenshot's file \
-                 (screenshots/<id>.png, from the route below)",
-            )
-            .query::<ExportQuery>(),
-        )
-        .get(
-            "/v1/boxes/{id}/timeline/screenshots/{shot}",
-            t::screenshot,
-            Op::image("timeline", "One screenshot the timeline keeps, by its id"),
-        )
-        .post(
-            "/v1/boxes/{id}/viewers",
-            v::create,
-            Op::json::<ViewerGrant>(
-                "viewers",
-                "A new viewer URL for one screen: watch only (mode view) or takeover (mode control), \
-                 with its own token (after # in the URL), expiring after expires_after_secs (default 3600)",
-            )
-            .body::<CreateViewer>()
-            .status(201),
-        )
-        .get("/v1/boxes/{id}/viewers", v::list, Op::json::<Page<ViewerGrant>>("viewers", "The viewer URLs of the box's current desktop"))
-        .delete(
-            "/v1/boxes/{id}/viewers/{grant}",
-            v::revoke,
-            Op::json::<ViewerGrant>("viewers", "Revoke a viewer URL: it opens nothing more, and its open connections close"),
-        )
-        .post(
-            "/v1/boxes/{id}/handoff",
-            v::ask,
-            Op::json::<Handoff>(
-                "viewers",
-                "Ask a person for help: answers a takeover URL whose page shows the reason; the agent's \
-                 input is refused while the person is in control",
-            )
-            .body::<AskForHelp>(),
-        )
-        .get(
-            "/v1/boxes/{id}/handoff",
-            v::handoff,
-            Op::json::<Handoff>(
-                "viewers",
-                "The handoff between agent and person; with wait_for=handed_back, answer once the person hands back \
-                 (or at timeout_secs, at most 900, as it is then)",
-            )
-            .query::<HandoffWait>(),
-        )
-        .post(
-            "/v1/boxes/{id}/bridge",
-            b::bridge,
-            Op::json::<BridgeAccess>(
-                "browser",
-                "How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, \
-                 the Authorization header with the bridge's own secret, and a ticket URL that opens one \
-                 connection without headers before expires_at",
-            )
-            .body::<BridgeRequest>(),
-        )
-        .get("/v1/images", i::list, Op::json::<Page<ImageInfo>>("images", "The images holm built"))
-        .post(
-            "/v1/images/build",
-            i::build,
-            Op::ndjson::<BuildEvent>("images", "Build a box image and stream the build").body::<BuildImage>(),
-        )
-        .post(
-            "/v1/images/base",
-            i::base,
-            Op::ndjson::<BuildEvent>("images", "Make the air-gapped base image if it is missing").body::<BuildImage>(),
-        )
-        .post(
-            "/v1/images/prune",
-            i::prune,
-            Op::json::<Page<PrunedImage>>(
-                "images",
-                "Remove box images no box uses: those made for other holm versions, or with all, \
-                 every unused one; dry_run says what would go",
-            )
-            .body::<PruneImages>(),
-        )
-        .get("/v1/apps", i::apps, Op::json::<Page<AppInfo>>("images", "The app catalogue"))
-        .post(
-            "/v1/boxes/{id}/agent",
-            b::agent,
-            Op::json::<holm_proto::agent::AgentAccess>(
-                "debug",
-                "How to reach the box's guest API straight from the server's host: its URL, and an \
-                 Authorization header with a new credential that opens only this box's guest, is not \
-                 the box secret, cannot manage credentials, and expires after ttl_secs (default 300, \
-                 at most 3600). The one response that carries a secret, with the bridge's",
-            )
-            .body::<holm_proto::agent::AgentRequest>(),
-        )
-        .delete(
-            "/v1/boxes/{id}/agent",
-            b::revoke_agent,
-            Op::empty("debug", "Revoke every agent credential of the box: its guest refuses them from now on"),
-        )
+        .serve(server::HEALTH.route, r::health)
+        .serve(server::OPENAPI.route, r::openapi)
+        .serve(server::RUNTIMES.route, r::list)
+        .serve(server::RUNTIME.route, r::get)
+        .serve(server::ADD_RUNTIME.route, r::add)
+        .serve(server::REPLACE_RUNTIME.route, r::replace)
+        .serve(server::CHANGE_RUNTIME.route, r::change)
+        .serve(server::REMOVE_RUNTIME.route, r::remove)
+        .serve(server::CREATE_BOX.route, b::create)
+        .serve(server::BOXES.route, b::list)
+        .serve(server::BOX.route, b::get)
+        .serve(server::REMOVE_BOX.route, b::remove)
+        .serve(server::STOP_BOX.route, b::stop)
+        .serve(server::START_BOX.route, b::start)
+        .serve(server::PAUSE_BOX.route, b::pause)
+        .serve(server::RESUME_BOX.route, b::resume)
+        .serve(server::FORK_BOX.route, b::fork)
+        .serve(server::EXTEND_BOX.route, b::extend)
+        .serve(server::PROGRESS.route, b::progress)
+        .serve(server::TRACES.route, b::traces)
+        .serve(server::TIMELINE.route, t::list)
+        .serve(server::TIMELINE_EXPORT.route, t::export)
+        .serve(server::TIMELINE_SCREENSHOT.route, t::screenshot)
+        .serve(server::CREATE_VIEWER.route, v::create)
+        .serve(server::VIEWERS.route, v::list)
+        .serve(server::REVOKE_VIEWER.route, v::revoke)
+        .serve(server::ASK_FOR_HELP.route, v::ask)
+        .serve(server::HANDOFF.route, v::handoff)
+        .serve(server::BRIDGE.route, b::bridge)
+        .serve(server::IMAGES.route, i::list)
+        .serve(server::BUILD_IMAGE.route, i::build)
+        .serve(server::BASE_IMAGE.route, i::base)
+        .serve(server::PRUNE_IMAGES.route, i::prune)
+        .serve(server::APPS.route, i::apps)
+        .serve(server::AGENT.route, b::agent)
+        .serve(server::REVOKE_AGENT.route, b::revoke_agent)
         .forwarded(f::forward)
 }
 
@@ -318,7 +154,9 @@ pub fn app(service: Arc<Service>, token: Option<String>) -> Router {
 /// checked. The viewer routes pass the edge too, but not the token: the
 /// guest checks each viewer URL's own token.
 pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Router {
-    let (router, ops) = routes().into_parts();
+    let api = routes();
+    let records = Arc::new(api.records());
+    let (router, ops) = api.into_parts();
     let public_paths: Arc<Vec<String>> =
         Arc::new(ops.iter().filter(|o| o.op.public).map(|o| o.path.clone()).collect());
     let openapi = Arc::new(doc::openapi(&ops, env!("CARGO_PKG_VERSION")));
@@ -328,6 +166,7 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
         http: forward::client(Addresses::Any),
         http_public: forward::client(Addresses::Public),
         openapi,
+        routes: records,
         forward_timeout: options.forward_timeout,
         public_url: options.public_url,
         server_token: token.clone(),
@@ -368,10 +207,28 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
 #[derive(Debug, Clone)]
 pub struct TraceBox(pub String);
 
-/// The box a request's path is about, when its trace is kept: every route
-/// under `/v1/boxes/{id}` but reading the record, the traces, the timeline
-/// or the progress.
-fn traced_box(method: &Method, path: &str) -> Option<String> {
+/// The box a request's trace is kept on: the `{id}` of a route whose record
+/// is traced ([`Record::traced`]); for a request no route took (an unknown
+/// route or method of a box), the box its path names ([`unrouted_box`]).
+fn traced_box(record: Option<Record>, method: &Method, path: &str) -> Option<String> {
+    match record {
+        Some(r) if r.traced() => box_of(path),
+        Some(_) => None,
+        None => unrouted_box(method, path),
+    }
+}
+
+/// The `{id}` of a path under `/v1/boxes/{id}`.
+fn box_of(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/v1/boxes/")?;
+    let id = rest.split('/').next().unwrap_or_default();
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+/// The box a request that no route took names: every path under
+/// `/v1/boxes/{id}` but those of reading the record, the traces, the
+/// timeline or the progress.
+fn unrouted_box(method: &Method, path: &str) -> Option<String> {
     let rest = path.strip_prefix("/v1/boxes/")?;
     let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
     let reading = (tail.is_empty() && method == Method::GET)
@@ -405,12 +262,14 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let path = req.uri().path().to_owned();
     let raw_query = req.uri().query().map(str::to_owned);
     let query = query_names(raw_query.as_deref());
-    let from_path = traced_box(&method, &path);
+    let record =
+        req.extensions().get::<MatchedPath>().and_then(|m| state.routes.of(&method, m.as_str()));
+    let from_path = traced_box(record, &method, &path);
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let at = state.service.clock().now();
     let started = Instant::now();
     let (req, seen) = if from_path.is_some() {
-        crate::timeline::capture::observe(req).await
+        crate::timeline::capture::observe(req, record.is_some_and(|r| r.raw_body())).await
     } else {
         (req, crate::timeline::capture::Seen::default())
     };
@@ -457,19 +316,36 @@ async fn method_not_allowed(req: Request) -> Error {
 mod tests {
     use super::*;
 
+    /// The box a request to `method` `path` is traced on, its record found
+    /// as the router would (`matched` is its route).
+    fn traced(method: Method, matched: &str, path: &str) -> Option<String> {
+        let records = routes().records();
+        traced_box(records.of(&method, matched), &method, path)
+    }
+
     #[test]
     fn traces_name_the_box_and_never_a_query_value() {
+        let run =
+            traced(Method::POST, "/v1/boxes/{id}/commands/run", "/v1/boxes/box_a/commands/run");
+        assert_eq!(run.as_deref(), Some("box_a"));
+        let remove = traced(Method::DELETE, "/v1/boxes/{id}", "/v1/boxes/box_a");
+        assert_eq!(remove.as_deref(), Some("box_a"));
+        assert_eq!(traced(Method::GET, "/v1/boxes/{id}", "/v1/boxes/box_a"), None);
+        assert_eq!(traced(Method::GET, "/v1/boxes/{id}/traces", "/v1/boxes/box_a/traces"), None);
         assert_eq!(
-            traced_box(&Method::POST, "/v1/boxes/box_a/commands/run").as_deref(),
-            Some("box_a")
+            traced(Method::GET, "/v1/boxes/{id}/progress", "/v1/boxes/box_a/progress"),
+            None
         );
-        assert_eq!(traced_box(&Method::DELETE, "/v1/boxes/box_a").as_deref(), Some("box_a"));
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/traces"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/progress"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline"), None);
-        assert_eq!(traced_box(&Method::GET, "/v1/boxes/box_a/timeline/export"), None);
-        assert_eq!(traced_box(&Method::POST, "/v1/boxes"), None);
+        assert_eq!(
+            traced(Method::GET, "/v1/boxes/{id}/timeline", "/v1/boxes/box_a/timeline"),
+            None
+        );
+        let export = "/v1/boxes/{id}/timeline/export";
+        assert_eq!(traced(Method::GET, export, "/v1/boxes/box_a/timeline/export"), None);
+        assert_eq!(traced(Method::POST, "/v1/boxes", "/v1/boxes"), None);
+        let unknown = traced_box(None, &Method::GET, "/v1/boxes/box_a/nothing");
+        assert_eq!(unknown.as_deref(), Some("box_a"));
+        assert_eq!(traced_box(None, &Method::GET, "/v1/boxes/box_a/timeline/x"), None);
         assert_eq!(
             query_names(Some("path=/root/secret.txt&follow=true&token=abc")),
             ["path", "follow", "token"]

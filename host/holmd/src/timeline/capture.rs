@@ -15,7 +15,7 @@ use bytes::Bytes;
 use futures_util::TryStreamExt;
 use holm_proto::timeline::{Shot, StepAction, StepKind};
 
-use super::classify::{self, counts_body, wants_body};
+use super::classify;
 use super::{Pending, Shots};
 
 /// JSON bodies up to this size are read for their action; larger ones
@@ -39,18 +39,18 @@ pub fn rest_of(path: &str) -> &str {
     tail.find('/').map_or("", |i| &tail[i..])
 }
 
-/// Reads a small JSON body of an action, or counts a raw one as it
-/// streams; the request goes on with its body whole.
-pub async fn observe(req: Request) -> (Request, Seen) {
-    let method = req.method().as_str().to_owned();
-    let rest = rest_of(req.uri().path()).to_owned();
+/// Reads a small JSON body of an action, or counts a raw one (`raw_body`:
+/// the route's record says its body is raw bytes) as it streams; the
+/// request goes on with its body whole.
+pub async fn observe(req: Request, raw_body: bool) -> (Request, Seen) {
+    let writes = matches!(req.method().as_str(), "POST" | "PUT" | "PATCH");
     let length = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     let mut seen = Seen { length, ..Seen::default() };
-    if counts_body(&method, &rest) {
+    if raw_body {
         let counter = Arc::new(AtomicU64::new(0));
         seen.counted = Some(Arc::clone(&counter));
         let (parts, body) = req.into_parts();
@@ -59,7 +59,7 @@ pub async fn observe(req: Request) -> (Request, Seen) {
         });
         return (Request::from_parts(parts, Body::from_stream(stream)), seen);
     }
-    if !wants_body(&method, &rest) || length.is_none_or(|n| n > MAX_BODY as u64) {
+    if !writes || length.is_none_or(|n| n > MAX_BODY as u64) {
         return (req, seen);
     }
     let (parts, body) = req.into_parts();

@@ -46,19 +46,6 @@ pub struct Request<'a> {
     pub body_bytes: Option<u64>,
 }
 
-/// Whether a request's JSON body is read for its action: every action
-/// with a JSON body (raw bodies are only counted).
-pub fn wants_body(method: &str, rest: &str) -> bool {
-    matches!(method, "POST" | "PUT" | "PATCH") && !counts_body(method, rest)
-}
-
-/// Whether a request's raw body is counted for its action (file contents,
-/// standard input): counted as it streams, never kept.
-pub fn counts_body(method: &str, rest: &str) -> bool {
-    (method == "PUT" && rest == "/files/content")
-        || (method == "POST" && rest.starts_with("/processes/") && rest.ends_with("/stdin"))
-}
-
 /// The action a request is, or `None` for a read.
 pub fn classify(r: &Request<'_>) -> Option<StepAction> {
     let Some(scrubbed) = sensitive_body(r.body) else { return classify_plain(r) };

@@ -53,12 +53,28 @@ pub struct GuestRoute {
     /// command waited for, a file's contents, a terminal), which holmd's
     /// forward timeout does not bound.
     pub stream: bool,
+    /// The guest protocol generation it arrived in
+    /// ([`crate::guest::PROTO_VERSION`] then): holmd refuses it for a box
+    /// whose guest speaks an older one.
+    pub since: u32,
 }
 
 impl GuestRoute {
     /// A route that holmd forwards, moves the idle deadline and is no stream.
     pub const fn new(method: Method, path: &'static str, op: Op) -> Self {
-        Self { method, path, op, holmd: Holmd::Forward, watches: false, stream: false }
+        Self { method, path, op, holmd: Holmd::Forward, watches: false, stream: false, since: 1 }
+    }
+
+    /// Arrived in guest protocol generation `generation`.
+    #[must_use]
+    pub const fn since(mut self, generation: u32) -> Self {
+        self.since = generation;
+        self
+    }
+
+    /// Whether a guest that speaks protocol `proto` serves it.
+    pub const fn served_by(&self, proto: u32) -> bool {
+        proto >= self.since
     }
 
     /// Only watches the box.
@@ -358,6 +374,18 @@ pub const RECORDINGS: Call<(), Page<Recording>> = Call::get(
 )
 .watches();
 
+/// `GET /v1/recordings/{file}`: a video, streamed (holmd answers it from
+/// what it kept once the box is removed).
+pub const RECORDING_FILE: GuestRoute = get(
+    "/v1/recordings/{file}",
+    Op::video(
+        "recordings",
+        "A recording's file (video/mp4), streamed; a running one as written so far",
+    ),
+)
+.watches()
+.stream();
+
 /// Every route of the guest.
 pub static GUEST_ROUTES: &[GuestRoute] = &[
     HEALTH.route,
@@ -527,12 +555,7 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     RECORD.route,
     STOP_RECORDING.route,
     RECORDINGS.route,
-    get(
-        "/v1/recordings/{file}",
-        Op::video("recordings", "A recording's file (video/mp4), streamed; a running one as written so far"),
-    )
-    .watches()
-    .stream(),
+    RECORDING_FILE,
     delete(
         "/v1/recordings/{file}",
         Op::empty("recordings", "Remove a recording that is not running, and its file"),
@@ -549,6 +572,22 @@ mod tests {
         for r in GUEST_ROUTES {
             assert!(seen.insert((r.method, r.path)), "{} {} twice", r.method, r.path);
         }
+    }
+
+    #[test]
+    fn every_route_arrived_in_a_generation_this_guest_speaks() {
+        for r in GUEST_ROUTES {
+            assert!(
+                (1..=crate::guest::PROTO_VERSION).contains(&r.since),
+                "{} {} arrived in {}",
+                r.method,
+                r.path,
+                r.since
+            );
+            assert!(r.served_by(crate::guest::PROTO_VERSION));
+        }
+        let later = INFO.route.since(2);
+        assert!(!later.served_by(1) && later.served_by(2));
     }
 
     #[test]

@@ -7,10 +7,13 @@
 //! The guest serves exactly [`GUEST_ROUTES`] (its router is built from
 //! them), holmd forwards and documents each one marked
 //! [`Holmd::Forward`] from the same record, and `holm-client`'s generic
-//! call takes a [`Call`]: a route's path, method and types are spelled
-//! here and nowhere else.
+//! call takes a [`Call`]. holmd's own routes are [`server::SERVER_ROUTES`],
+//! typed as [`server::ServerCall`]s that holmd registers and documents and
+//! `holm-client`'s `Client` calls: a route's path, method and types are
+//! spelled here and nowhere else.
 
 mod guest;
+pub mod server;
 
 use std::marker::PhantomData;
 
@@ -306,6 +309,14 @@ impl<Req, Resp> Call<Req, Resp> {
     #[must_use]
     pub const fn internal(mut self, why: &'static str) -> Self {
         self.route = self.route.internal(why);
+        self
+    }
+
+    /// Arrived in guest protocol generation `generation` (see
+    /// [`GuestRoute::since`]).
+    #[must_use]
+    pub const fn since(mut self, generation: u32) -> Self {
+        self.route = self.route.since(generation);
         self
     }
 
