@@ -109,4 +109,17 @@ mod tests {
         let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mcp.md");
         holm_proto::docgen::check_section(&doc, "tools", &super::markdown(), "holm-mcp").unwrap();
     }
+
+    /// What `tools/list` answers, whole (names, descriptions, input
+    /// schemas, annotations, `_meta`), checked in at
+    /// `docs/api/mcp.tools.json`: a change to what a model sees is a
+    /// reviewed change, as the REST APIs' are.
+    #[test]
+    fn tools_list_matches_its_snapshot() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api/mcp.tools.json");
+        let tools = serde_json::to_value(crate::tools::all()).unwrap();
+        let review = "check docs/mcp.md says the same";
+        holm_proto::docgen::check_snapshot(&path, &tools, review).unwrap();
+    }
 }

@@ -2,12 +2,35 @@
 //! `<!-- /NAME -->` in a Markdown file is made from the code (the CLI's
 //! commands, the MCP tools, holmd's variables, the key names) and checked by
 //! a freshness test in the crate that declares it. `HOLM_UPDATE_SNAPSHOTS=1`
-//! writes it instead, as it does for the API snapshots.
+//! writes it instead, as it does for the wire snapshots ([`check_snapshot`]:
+//! the two OpenAPI documents and MCP's `tools/list`, under `docs/api/`).
 
 use std::path::Path;
 
 /// The variable that makes [`check_section`] write a stale section.
 pub const UPDATE_VAR: &str = "HOLM_UPDATE_SNAPSHOTS";
+
+/// Checks that the file `path` (a wire snapshot under `docs/api/`) holds
+/// `value` as pretty JSON; with [`UPDATE_VAR`] set, writes it. The error
+/// says how to update it and what to review.
+pub fn check_snapshot(path: &Path, value: &serde_json::Value, review: &str) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())? + "\n";
+    if std::env::var_os(UPDATE_VAR).is_some() {
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all);
+        written
+            .and_then(|()| std::fs::write(path, &text))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let kept = std::fs::read_to_string(path).unwrap_or_default();
+    if kept == text {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is not what the code says; if the change is on purpose, run with {UPDATE_VAR}=1, \
+         review the diff, and {review}",
+        path.display()
+    ))
+}
 
 /// Checks that the section `name` of the Markdown file `doc` is `body`;
 /// with [`UPDATE_VAR`] set, writes it. The error says how to update it.
