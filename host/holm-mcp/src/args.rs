@@ -148,6 +148,15 @@ pub(crate) mod testing {
         }
     }
 
+    /// The text blocks of a tool result, one per line.
+    pub(crate) fn text(r: &rmcp::model::CallToolResult) -> String {
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// The problems of the issues named in `e`'s details, one per line.
     pub(crate) fn problems(e: &ApiError) -> String {
         e.details.as_ref().and_then(|d| d["issues"].as_array()).map_or_else(String::new, |issues| {

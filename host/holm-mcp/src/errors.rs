@@ -86,13 +86,7 @@ mod tests {
 
     use super::*;
 
-    fn text_of(r: &CallToolResult) -> String {
-        r.content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
+    use crate::args::testing::text as text_of;
 
     #[test]
     fn an_error_is_a_tool_result_with_the_whole_shape() {

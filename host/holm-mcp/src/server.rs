@@ -177,7 +177,7 @@ impl ServerHandler for HolmMcp {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{CallToolResult, Client, HolmMcp, JsonObject};
+    use super::{Client, HolmMcp, JsonObject};
 
     fn server() -> HolmMcp {
         // Nothing listens here: a test that reached the network would fail.
@@ -191,13 +191,7 @@ mod tests {
         }
     }
 
-    fn text(r: &CallToolResult) -> String {
-        r.content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
+    use crate::args::testing::text;
 
     #[test]
     fn debug_shows_no_token() {

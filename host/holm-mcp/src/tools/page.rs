@@ -506,7 +506,6 @@ fn char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use holm_proto::guest::EvaluateResult;
-    use rmcp::model::CallToolResult;
     use serde_json::json;
 
     use holm_proto::guest::ElementState;
@@ -526,13 +525,7 @@ mod tests {
         super::Page::parse(arguments)
     }
 
-    fn text(r: &CallToolResult) -> String {
-        r.content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
+    use crate::args::testing::text;
 
     #[test]
     fn a_long_evaluated_value_is_cut_and_said_so() {
