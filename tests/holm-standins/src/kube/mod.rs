@@ -58,17 +58,33 @@ pub(crate) struct Inner {
     pub store: store::Store,
     /// Each running pod's container, by namespace and name.
     pub containers: HashMap<(String, String), String>,
-    pod_ip_net: u8,
-    pods_made: u32,
     services_made: u32,
 }
 
+/// The pod addresses of every stand-in in this process: one sequence,
+/// from a random start, so two stand-ins side by side (tests run in
+/// parallel) never give two pods one address and one port (the second
+/// container would fail to publish it).
+static POD_ADDRESSES: std::sync::OnceLock<std::sync::atomic::AtomicU32> =
+    std::sync::OnceLock::new();
+
+/// The `n`th pod address: `127.N.X.Y`, `N` from 64 to 253, `Y` from 2
+/// to 251 (no network or broadcast look-alikes).
+fn pod_address(n: u32) -> String {
+    const PER_NET: u32 = 256 * 250;
+    let (net, x, y) = (64 + (n / PER_NET) % 190, (n / 250) % 256, n % 250 + 2);
+    format!("127.{net}.{x}.{y}")
+}
+
 impl Inner {
-    /// The next pod's address: `127.N.X.Y`, `N` this stand-in's own.
+    /// The next pod's address, one no other pod of this process has had
+    /// (until the sequence wraps, after some twelve million).
     pub fn next_pod_ip(&mut self) -> String {
-        self.pods_made += 1;
-        let n = self.pods_made;
-        format!("127.{}.{}.{}", self.pod_ip_net, n / 200, n % 200 + 10)
+        let next = POD_ADDRESSES.get_or_init(|| {
+            let start = u32::from_str_radix(&crate::common::token()[..8], 16).unwrap_or(0);
+            std::sync::atomic::AtomicU32::new(start)
+        });
+        pod_address(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The next Service's cluster IP, from `10.96.0.0/12`.
@@ -122,12 +138,9 @@ impl KubeStandin {
         let owner = format!("kube-{}", random_id(10));
         let (listener, url) = crate::common::listen().await;
         let controls = Controls::new("");
-        let net = u8::from_str_radix(&crate::common::token()[..2], 16).unwrap_or(0);
         let inner = Inner {
             store: store::Store::starting_at(1000),
             containers: HashMap::new(),
-            pod_ip_net: 64 + net % 190,
-            pods_made: 0,
             services_made: 0,
         };
         let state = Arc::new(State {
@@ -194,5 +207,26 @@ impl KubeStandin {
     /// The containers of this stand-in's pods on the engine.
     pub fn engine(&self) -> &Engine {
         &self.state.engine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pod_address;
+
+    #[test]
+    fn pod_addresses_are_loopback_and_none_repeats_until_the_sequence_wraps() {
+        let per_net = 256 * 250;
+        let mut seen = std::collections::HashSet::new();
+        for n in (0..3 * per_net).chain(189 * per_net..190 * per_net) {
+            let a: std::net::Ipv4Addr = pod_address(n).parse().expect("an address");
+            assert!(a.is_loopback() && a.octets()[1] >= 64 && (2..=251).contains(&a.octets()[3]));
+            assert!(seen.insert(a), "{a} given twice");
+        }
+        assert_eq!(pod_address(190 * per_net), pod_address(0), "wraps after 190 nets");
+        assert_eq!(
+            pod_address(u32::MAX).parse::<std::net::Ipv4Addr>().map(|a| a.is_loopback()),
+            Ok(true)
+        );
     }
 }

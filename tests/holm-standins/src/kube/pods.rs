@@ -4,7 +4,7 @@
 //! stand-in pulls nothing), `command` as the entrypoint, `args` as the
 //! command, `env` with `value` or `valueFrom` (a Secret's or ConfigMap's
 //! key, the pod's own name, namespace or IP). The pod gets an address of
-//! its own on the loopback network, `127.X.Y.Z`, and each `containerPort`
+//! its own on the loopback network, `127.N.X.Y`, and each `containerPort`
 //! is published on it as itself, so `status.podIP:containerPort` reaches
 //! the container from the host as it would from inside a cluster. Its
 //! status goes as the kubelet reports it: `Pending` (scheduled to the

@@ -275,7 +275,11 @@ fn resource_version(object: &Value) -> Option<String> {
 }
 
 /// `Some(Ok)` once the pod runs, `Some(Err)` when it will not, `None`
-/// while it may yet.
+/// while it may yet. A container the kubelet could not create or start
+/// (`CreateContainerError`, `RunContainerError`: a port already held, a
+/// runtime refusal) counts as will not: the kubelet retries it with a
+/// growing back-off, but what made it fail rarely goes, and a create that
+/// says why at once beats one that waits out [`RUN_TIMEOUT`].
 fn running_or_failed(pod: &Pod) -> Option<std::result::Result<(), String>> {
     let status = pod.status.as_ref()?;
     match status.phase.as_deref() {
@@ -293,9 +297,12 @@ fn running_or_failed(pod: &Pod) -> Option<std::result::Result<(), String>> {
         if matches!(
             reason.as_str(),
             "ErrImagePull"
+                | "ErrImageNeverPull"
                 | "ImagePullBackOff"
                 | "InvalidImageName"
                 | "CreateContainerConfigError"
+                | "CreateContainerError"
+                | "RunContainerError"
                 | "CrashLoopBackOff"
         ) {
             return Some(Err(format!("the box's pod cannot run: {reason}: {message}")));

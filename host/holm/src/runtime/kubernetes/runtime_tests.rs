@@ -201,3 +201,28 @@ echo "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredent
     let debug = format!("{rt:?} {:?}", rt.client().await.unwrap());
     assert!(!debug.contains("exec-t0ken"), "{debug}");
 }
+
+/// A pod whose container waits for `reason`, as the kubelet reports it.
+fn waiting_pod(reason: &str) -> Pod {
+    Pod::from_value(serde_json::json!({
+        "metadata": { "name": "holm-box-1" },
+        "status": { "phase": "Pending", "containerStatuses": [{
+            "name": "box", "ready": false, "restartCount": 0,
+            "state": { "waiting": { "reason": reason, "message": "port is already allocated" } }
+        }] }
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_container_that_cannot_start_fails_the_wait_and_one_being_made_does_not() {
+    for reason in ["RunContainerError", "CreateContainerError", "ErrImagePull", "CrashLoopBackOff"]
+    {
+        let failed = running_or_failed(&waiting_pod(reason)).expect("a verdict");
+        let why = failed.expect_err("it will not run");
+        assert!(why.contains(reason) && why.contains("port is already allocated"), "{why}");
+    }
+    for reason in ["ContainerCreating", "PodInitializing"] {
+        assert!(running_or_failed(&waiting_pod(reason)).is_none(), "{reason} may yet run");
+    }
+}
