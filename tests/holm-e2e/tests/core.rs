@@ -18,7 +18,10 @@ use box_life::a_box_lives_its_whole_life;
 // needs a service of its own (docs/runtimes.md) and is not a target here.
 // E2B, Daytona, Modal, Runtime Cloud and Vercel through their stand-ins (X11, the
 // one profile the vendors' runtimes offer): each sandbox a container on the
-// local engine, reached only through the vendor's proxy.
+// local engine, reached only through the vendor's proxy. Kubernetes in both
+// modes (plain pods; agent-sandbox's claims on a warm pool) on both
+// profiles, through a Kubernetes API stand-in whose pods are containers on
+// the local engine at loopback addresses of their own.
 holm_testkit::suite!(a_box_lives_its_whole_life:
     docker [x11, wayland],
     podman [x11, wayland],
@@ -28,4 +31,6 @@ holm_testkit::suite!(a_box_lives_its_whole_life:
     modal [x11],
     runtime_cloud [x11],
     vercel [x11],
+    kubernetes [x11, wayland],
+    kubernetes_claims [x11, wayland],
 );

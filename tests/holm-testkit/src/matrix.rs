@@ -23,6 +23,12 @@
 //! on the local Docker engine marked with the sandbox's metadata, so the
 //! scenario looks at a box's container the same way. Its requests name the
 //! vendor's runtime.
+//!
+//! So is Kubernetes (`kubernetes`, plain pods; `kubernetes_claims`,
+//! agent-sandbox's claims on a warm pool): its server offers the
+//! `kubernetes` runtime pointed at a Kubernetes API stand-in of its own
+//! ([`holm_standins::kube`]), whose pods are containers on the local
+//! Docker engine, each at a loopback address of its own.
 
 use holm::runtime::Runtime;
 use holm::runtime::docker::DockerRuntime;
@@ -89,6 +95,10 @@ pub struct Target {
     /// The vendor is the real one, from its variables ([`crate::live`]),
     /// not its stand-in: nothing of it is on the local engine to look at.
     pub live: bool,
+    /// The `kubernetes` runtime's mode (`pods`, `agent-sandbox`), its
+    /// boxes pods of a Kubernetes API stand-in ([`holm_standins::kube`])
+    /// on the local Docker engine; none for other runtimes.
+    pub kube: Option<&'static str>,
 }
 
 impl Target {
@@ -99,6 +109,7 @@ impl Target {
         display: Profile::X11,
         vendor: None,
         live: false,
+        kube: None,
     };
     /// podman, runc, X11.
     pub const PODMAN: Self = Self {
@@ -107,6 +118,7 @@ impl Target {
         display: Profile::X11,
         vendor: None,
         live: false,
+        kube: None,
     };
     /// Docker under gVisor, X11.
     pub const DOCKER_RUNSC: Self = Self {
@@ -115,6 +127,7 @@ impl Target {
         display: Profile::X11,
         vendor: None,
         live: false,
+        kube: None,
     };
     /// podman under gVisor, X11.
     pub const PODMAN_RUNSC: Self = Self {
@@ -123,6 +136,7 @@ impl Target {
         display: Profile::X11,
         vendor: None,
         live: false,
+        kube: None,
     };
 
     /// E2B through its stand-in, X11.
@@ -135,6 +149,11 @@ impl Target {
     pub const RUNTIME_CLOUD: Self = Self::vendor(Cloud::RuntimeCloud);
     /// Vercel Sandbox through its stand-in, X11.
     pub const VERCEL: Self = Self::vendor(Cloud::Vercel);
+    /// Kubernetes, a box a Pod, a Secret and a headless Service, X11.
+    pub const KUBERNETES: Self = Self::kube("pods");
+    /// Kubernetes with agent-sandbox, a box a `SandboxClaim` on a warm
+    /// pool, X11.
+    pub const KUBERNETES_CLAIMS: Self = Self::kube("agent-sandbox");
 
     const fn vendor(cloud: Cloud) -> Self {
         Self {
@@ -143,7 +162,13 @@ impl Target {
             display: Profile::X11,
             vendor: Some(cloud),
             live: false,
+            kube: None,
         }
+    }
+
+    /// The `kubernetes` runtime in `mode` on a Kubernetes API stand-in, X11.
+    const fn kube(mode: &'static str) -> Self {
+        Self { kube: Some(mode), ..Self::DOCKER }
     }
 
     /// The real vendor `cloud`, from its own variables ([`crate::live`]), X11.
@@ -153,7 +178,8 @@ impl Target {
 
     /// The target a [`suite!`](crate::suite) names: a runtime (`docker`,
     /// `podman`, `docker_runsc`, `podman_runsc`, `e2b`, `daytona`, `modal`,
-    /// `runtime_cloud`, `vercel`) and a profile (`x11`, `wayland`).
+    /// `runtime_cloud`, `vercel`, `kubernetes`, `kubernetes_claims`) and a
+    /// profile (`x11`, `wayland`).
     pub fn named(runtime: &str, profile: &str) -> Self {
         let target = match runtime {
             "docker" => Self::DOCKER,
@@ -165,6 +191,8 @@ impl Target {
             "modal" => Self::MODAL,
             "runtime_cloud" => Self::RUNTIME_CLOUD,
             "vercel" => Self::VERCEL,
+            "kubernetes" => Self::KUBERNETES,
+            "kubernetes_claims" => Self::KUBERNETES_CLAIMS,
             other => panic!("no test target is called {other:?}"),
         };
         let display = match profile {
@@ -187,6 +215,9 @@ impl Target {
     pub fn runtime_name(&self) -> String {
         if let Some(cloud) = self.vendor {
             return cloud.name().to_owned();
+        }
+        if self.kube.is_some() {
+            return "kubernetes".to_owned();
         }
         match self.isolation {
             None => self.engine.name().to_owned(),
@@ -235,7 +266,21 @@ impl Target {
         }
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("runtimes.toml");
-        std::fs::write(&file, self.runtimes_file()).expect("write the runtimes file");
+        let mut runtimes = self.runtimes_file();
+        let standin = match self.kube {
+            Some(mode) => {
+                let standin = holm_standins::kube::KubeStandin::start().await;
+                let config = standin.write_kubeconfig(dir.path());
+                runtimes = format!(
+                    "default = \"kubernetes\"\n[runtimes.kubernetes]\nprovider = \"kubernetes\"\n\
+                     kubeconfig = \"{}\"\nnamespace = \"default\"\nmode = \"{mode}\"\n",
+                    config.display()
+                );
+                Some(standin)
+            }
+            None => None,
+        };
+        std::fs::write(&file, runtimes).expect("write the runtimes file");
         let name = self.runtime_name();
         let mut server = TestServer::start_without_image(move |c| {
             c.runtimes = Some(vec![name]);
@@ -244,6 +289,10 @@ impl Target {
         })
         .await;
         server.keep(dir);
+        if let Some(standin) = standin {
+            // The stand-in lives as long as the server.
+            server.keep(standin);
+        }
         server
     }
 
@@ -328,6 +377,12 @@ impl Target {
         format!("container {name}: {state}\nits last lines:\n{}", lines.concat())
     }
 
+    /// On a `kubernetes` target, the pod that runs `box_id` (labelled
+    /// with it, or held by the claim labelled with it) and its container.
+    pub fn kube_pod(&self, box_id: &str) -> Option<holm_standins::kube::FoundPod> {
+        holm_standins::kube::labelled_pod(holm::runtime::LABEL_BOX, box_id)
+    }
+
     /// Whether the engine has a container for `box_id`.
     pub async fn container_exists(&self, box_id: &str) -> bool {
         match self.container_name(box_id).await {
@@ -337,9 +392,13 @@ impl Target {
     }
 
     /// The name of the container of `box_id`: holm's on a host runtime;
-    /// at a vendor, the stand-in's container of the sandbox whose metadata
+    /// on `kubernetes`, the stand-in's container of the box's pod; at a
+    /// vendor, the stand-in's container of the sandbox whose metadata
     /// names the box.
     async fn container_name(&self, box_id: &str) -> Option<String> {
+        if self.kube.is_some() {
+            return self.kube_pod(box_id)?.container;
+        }
         if self.vendor.is_none() {
             return Some(holm::runtime::docker::container_name(box_id));
         }

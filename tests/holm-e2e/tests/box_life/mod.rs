@@ -112,6 +112,9 @@ async fn the_container_has_its_resources_labels_and_loopback_ports(
         // A real vendor's sandbox is not on the local engine to look at.
         return;
     }
+    if target.kube.is_some() {
+        return the_pod_has_its_resources_and_no_secret(target, &secret, info).await;
+    }
     let c = target.container(&info.id).await;
     let host = c.host_config.clone().unwrap();
     assert_eq!(host.memory, Some(target.memory().1));
@@ -127,6 +130,31 @@ async fn the_container_has_its_resources_labels_and_loopback_ports(
     assert_eq!(labels["holm.box"], info.id);
     assert_eq!(labels["holm.runtime"], target.runtime_name());
     assert!(labels.values().all(|v| !v.contains(&secret)));
+}
+
+/// On Kubernetes a box's memory and CPUs are its pod's requests and
+/// limits (the stand-in's kubelet passes none to the engine), it mounts no
+/// service account token, its ports are published on the pod's own
+/// loopback address, and nothing of the pod carries the secret.
+async fn the_pod_has_its_resources_and_no_secret(target: &Target, secret: &str, info: &BoxInfo) {
+    let found = target.kube_pod(&info.id).expect("the box's pod");
+    let pod = &found.pod;
+    let box_container = &pod["spec"]["containers"][0];
+    let cpu = format!("{}m", (target.cpus() * 1000.0) as i64);
+    for kind in ["requests", "limits"] {
+        let resources = &box_container["resources"][kind];
+        assert_eq!(resources["memory"], target.memory().1.to_string(), "{kind}");
+        assert_eq!(resources["cpu"], cpu.as_str(), "{kind}");
+    }
+    assert_eq!(pod["spec"]["automountServiceAccountToken"], false);
+    let ip: std::net::Ipv4Addr = pod["status"]["podIP"].as_str().unwrap().parse().unwrap();
+    assert!(ip.is_loopback(), "{ip}");
+    let ports = target.container(&info.id).await.network_settings.unwrap().ports.unwrap();
+    for port in ["8765/tcp", "9223/tcp"] {
+        let binding = &ports[port].as_ref().unwrap()[0];
+        assert_eq!(binding.host_ip.as_deref(), Some(ip.to_string().as_str()), "{port}");
+    }
+    assert!(!pod.to_string().contains(secret), "{pod}");
 }
 
 /// Under gVisor the box's kernel is gVisor's (its log starts "Starting
@@ -257,9 +285,9 @@ async fn the_bridge_and_page_tools_reach_chromium(target: &Target, b: &BoxClient
 
     // The bridge answers with its secret, and refuses without it.
     let access = b.bridge(None).await.expect("bridge access");
-    // Loopback: the engine's port, or a stand-in's proxy; at a real vendor
-    // its proxy's public URL.
-    let local = if target.live { "https://" } else { "http://127.0.0.1:" };
+    // Loopback: the engine's port, a stand-in's proxy, or a pod's own
+    // loopback address; at a real vendor its proxy's public URL.
+    let local = if target.live { "https://" } else { "http://127." };
     assert!(access.http_url.starts_with(local), "{}", access.http_url);
     let http = holm_client::client_builder()
         .no_proxy()
@@ -277,7 +305,7 @@ async fn the_bridge_and_page_tools_reach_chromium(target: &Target, b: &BoxClient
     let ws = v["webSocketDebuggerUrl"].as_str().unwrap();
     assert!(ws.starts_with("ws://") || ws.starts_with("wss://"), "{v}");
     if !target.live {
-        assert!(ws.starts_with("ws://127.0.0.1:"), "{v}");
+        assert!(ws.starts_with("ws://127."), "{v}");
     }
     let bare = http.get(&version).send().await.unwrap().status();
     match target.vendor {

@@ -76,6 +76,52 @@ fn pod_address(n: u32) -> String {
     format!("127.{net}.{x}.{y}")
 }
 
+/// Every stand-in of this process, for a test that knows a box only by
+/// a label ([`labelled_pod`]); a stand-in dropped is skipped.
+static RUNNING: Mutex<Vec<std::sync::Weak<State>>> = Mutex::new(Vec::new());
+
+/// A pod some stand-in of this process runs, and its Docker container
+/// while it runs.
+#[derive(Debug, Clone)]
+pub struct FoundPod {
+    /// The pod as stored.
+    pub pod: Value,
+    /// The Docker container running it.
+    pub container: Option<String>,
+}
+
+/// The pod of the box whose label `key` is `value`, on any stand-in of
+/// this process: the pod so labelled, or the pod of the Sandbox that the
+/// `SandboxClaim` so labelled holds (a pool's pods carry no box's label).
+pub fn labelled_pod(key: &str, value: &str) -> Option<FoundPod> {
+    let running: Vec<Arc<State>> = {
+        let all = RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.iter().filter_map(std::sync::Weak::upgrade).collect()
+    };
+    let pods = kinds::find("", "v1", "pods").expect("pods are served");
+    let claims = kinds::find("extensions.agents.x-k8s.io", "v1beta1", "sandboxclaims")
+        .expect("claims are served");
+    let has = |o: &Value| o["metadata"]["labels"][key] == value;
+    running.iter().find_map(|state| {
+        let inner = state.lock();
+        let named = |o: &Value| -> Option<(String, String)> {
+            let m = &o["metadata"];
+            Some((m["namespace"].as_str()?.to_owned(), m["name"].as_str()?.to_owned()))
+        };
+        let (ns, name): (String, String) =
+            match inner.store.list(pods, None).iter().find(|o| has(o)) {
+                Some(pod) => named(pod)?,
+                None => {
+                    let claim = inner.store.list(claims, None).into_iter().find(|o| has(o))?;
+                    let ns = claim["metadata"]["namespace"].as_str()?.to_owned();
+                    (ns, claim["status"]["sandbox"]["name"].as_str()?.to_owned())
+                }
+            };
+        let pod = inner.store.get(&(pods, ns.clone(), name.clone()))?.clone();
+        Some(FoundPod { pod, container: inner.containers.get(&(ns, name)).cloned() })
+    })
+}
+
 impl Inner {
     /// The next pod's address, one no other pod of this process has had
     /// (until the sequence wraps, after some twelve million).
@@ -169,6 +215,9 @@ impl KubeStandin {
         let task = crate::common::serve(listener, api::router(Arc::clone(&state)));
         state.tasks.add([task]);
         sandboxes::spawn(&state);
+        let mut running = RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        running.retain(|s| s.strong_count() > 0);
+        running.push(Arc::downgrade(&state));
         Self { url, controls, state }
     }
 
