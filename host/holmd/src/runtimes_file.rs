@@ -425,7 +425,9 @@ fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<()
         | S::NodeSelector
         | S::Tolerations
         | S::Mode
-        | S::WarmPool => {
+        | S::WarmPool
+        | S::VolumeSize
+        | S::StorageClass => {
             kube::set(&mut t.kube, setting, value)?;
         }
     }

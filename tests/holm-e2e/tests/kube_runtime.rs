@@ -11,7 +11,10 @@
 //! agent-sandbox mode (chosen by itself: the stand-in serves agent-sandbox's
 //! kinds): a box is a SandboxClaim that adopts a warm, identity-free box of
 //! the pool holm made, whose guest then takes the box's secret (its digest)
-//! and refuses the pool's; removing the claim removes its box.
+//! and refuses the pool's; removing the claim removes its box. With a
+//! volume, a claimed box stops as a `Suspended` Sandbox (its pod gone, its
+//! volume kept) and starts on a new pod that takes the box's secret again,
+//! with the volume's files and none of the old pod's others.
 
 use std::time::Duration;
 
@@ -303,4 +306,79 @@ async fn a_box_is_a_claim_on_a_warm_pool_and_takes_its_secret_through_its_guest(
     }
     assert!(runtime.list().await.expect("list").is_empty());
     assert!(matches!(runtime.inspect(&name).await, Err(RuntimeError::NotFound(_))));
+}
+
+/// Whether the engine has the volume `name`.
+async fn volume_exists(name: &str) -> bool {
+    let docker = bollard::Docker::connect_with_defaults().unwrap();
+    docker.inspect_volume(name).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claimed_box_stops_suspended_keeps_its_volume_and_starts_with_its_own_secret() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let image = holm_testkit::ensure_image().await;
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = KubeSettings {
+        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+        mode: Mode::AgentSandbox,
+        volume_size: Some("1Gi".into()),
+        ..Default::default()
+    };
+    let runtime =
+        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
+    runtime.ping().await.expect("the API answers");
+    assert!(runtime.can().stop, "a box with a volume can stop");
+
+    let (box_id, secret) = ("box_kubestop1", "s3cret-of-the-stopped-box");
+    let name = object_name(box_id);
+    let machine = runtime.create(&spec(&image, box_id, secret)).await.expect("a claimed box");
+    let claim = standin.object(CLAIMS, "default", &name).expect("the claim");
+    let held = claim["status"]["sandbox"]["name"].as_str().expect("a held box").to_owned();
+    let pool = claim["spec"]["warmPoolRef"]["name"].as_str().unwrap().to_owned();
+    let pvc_name = format!("{}-{held}", holm::runtime::kubernetes::VOLUME);
+    let pvc = standin.object("persistentvolumeclaims", "default", &pvc_name).expect("its volume");
+    assert_eq!(pvc["spec"]["resources"]["requests"]["storage"], "1Gi");
+    let volume = format!("holm-standin-kube-pvc-{}", pvc["metadata"]["uid"].as_str().unwrap());
+    let box_secret = standin.object("secrets", "default", &name).expect("the box's own Secret");
+    assert!(!box_secret.to_string().contains(secret), "only the digest: {box_secret}");
+
+    let client = BoxClient::at(machine.guest().unwrap(), secret);
+    client.write_file("/root/kept.txt", b"on the volume".to_vec(), None).await.expect("write");
+    client.write_file("/tmp/gone.txt", b"in the pod".to_vec(), None).await.expect("write");
+
+    runtime.stop(&name).await.expect("stop");
+    let sandbox = standin.object("sandboxes.agents.x-k8s.io", "default", &held).unwrap();
+    assert_eq!(sandbox["spec"]["operatingMode"], "Suspended");
+    assert!(standin.object("pods", "default", &held).is_none(), "its pod is gone");
+    assert!(volume_exists(&volume).await, "its volume is kept");
+    assert!(client.info().await.is_err(), "nothing answers while stopped");
+    assert_eq!(runtime.inspect(&name).await.expect("inspect").state, MachineState::Stopped);
+
+    let started = runtime.start(&name).await.expect("start");
+    assert_eq!(started.state, MachineState::Running);
+    let client = BoxClient::at(started.guest().expect("a new address"), secret);
+    client.info().await.expect("the new pod's guest takes the box's secret");
+    let pooled = BoxClient::at(started.guest().unwrap(), &pool_secret(&standin, &pool));
+    assert!(pooled.info().await.is_err(), "and refuses the pool's");
+    assert_eq!(&client.read_file("/root/kept.txt").await.unwrap()[..], b"on the volume");
+    assert!(client.read_file("/tmp/gone.txt").await.is_err(), "the rest is the image's again");
+
+    runtime.remove(&name).await.expect("remove");
+    for (resource, object) in
+        [(CLAIMS, &name), ("secrets", &name), ("persistentvolumeclaims", &pvc_name)]
+    {
+        let left = || standin.object(resource, "default", object).is_some();
+        holm_testkit::eventually(Duration::from_secs(30), "the box's objects to go", || async {
+            (!left()).then_some(())
+        })
+        .await;
+    }
+    holm_testkit::eventually(Duration::from_secs(30), "its volume to go", || async {
+        (!volume_exists(&volume).await).then_some(())
+    })
+    .await;
 }

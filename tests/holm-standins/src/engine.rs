@@ -8,7 +8,9 @@ use std::io::Write as _;
 
 use bollard::Docker;
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
-use bollard::models::{ContainerCreateBody, HostConfig, PortBinding, PortMap};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount, MountType, MountVolumeOptions, PortBinding, PortMap,
+};
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
     InspectContainerOptions, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
@@ -47,6 +49,11 @@ pub struct RunSpec {
     /// The sandbox's metadata (E2B) or labels (Daytona), as the container's
     /// labels, so a test can find the container of a sandbox by them.
     pub labels: std::collections::BTreeMap<String, String>,
+    /// Named volumes of this stand-in to mount, `(volume, path)`: made
+    /// empty on first use (nothing of the image is copied in, as a
+    /// Kubernetes PersistentVolume starts empty), kept until
+    /// [`Engine::remove_volume`] or the stand-in goes.
+    pub volumes: Vec<(String, String)>,
 }
 
 /// The local engine, for one stand-in.
@@ -155,6 +162,7 @@ impl Engine {
             // A microVM's /dev/shm is its memory; Chromium needs more than
             // Docker's 64 MiB.
             shm_size: Some(512 * 1024 * 1024),
+            mounts: Some(spec.volumes.iter().map(|(v, path)| self.mount(v, path)).collect()),
             ..HostConfig::default()
         };
         #[allow(deprecated)]
@@ -389,7 +397,38 @@ impl Engine {
         }
     }
 
-    /// Removes every container of this stand-in.
+    /// The mount of this stand-in's volume `volume` at `path`, made empty
+    /// and labelled with the stand-in on first use.
+    fn mount(&self, volume: &str, path: &str) -> Mount {
+        Mount {
+            target: Some(path.to_owned()),
+            source: Some(volume.to_owned()),
+            typ: Some(MountType::VOLUME),
+            volume_options: Some(MountVolumeOptions {
+                no_copy: Some(true),
+                labels: Some(HashMap::from([(LABEL_OWNER.to_owned(), self.owner.clone())])),
+                ..MountVolumeOptions::default()
+            }),
+            ..Mount::default()
+        }
+    }
+
+    /// Removes the volume `name`; a missing one is no error.
+    pub async fn remove_volume(&self, name: &str) -> Result<(), String> {
+        match self
+            .docker
+            .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
+            .await
+        {
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError { status_code: 404, .. }) => {
+                Ok(())
+            }
+            Err(e) => Err(format!("remove a volume: {e}")),
+        }
+    }
+
+    /// Removes every container of this stand-in, then its volumes.
     pub async fn remove_all(&self) {
         let filters =
             HashMap::from([("label".to_owned(), vec![format!("{LABEL_OWNER}={}", self.owner)])]);
@@ -399,6 +438,16 @@ impl Engine {
                 if let Some(id) = c.id {
                     let _ = self.remove(&id).await;
                 }
+            }
+        }
+        let filters =
+            HashMap::from([("label".to_owned(), vec![format!("{LABEL_OWNER}={}", self.owner)])]);
+        let options = bollard::query_parameters::ListVolumesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        if let Ok(list) = self.docker.list_volumes(Some(options)).await {
+            for v in list.volumes.into_iter().flatten() {
+                let _ = self.remove_volume(&v.name).await;
             }
         }
     }

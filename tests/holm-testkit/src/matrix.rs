@@ -276,6 +276,10 @@ impl Target {
                      kubeconfig = \"{}\"\nnamespace = \"default\"\nmode = \"{mode}\"\n",
                     config.display()
                 );
+                if mode == "agent-sandbox" {
+                    // A volume at /root: its boxes can stop and start.
+                    runtimes.push_str("volume_size = \"1Gi\"\n");
+                }
                 Some(standin)
             }
             None => None,

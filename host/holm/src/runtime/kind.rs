@@ -64,6 +64,11 @@ pub enum Setting {
     Mode,
     /// `warm_pool`: how many ready boxes an agent-sandbox warm pool keeps.
     WarmPool,
+    /// `volume_size`: an agent-sandbox box's volume at `/root`, kept while
+    /// the box is stopped (`Suspended`).
+    VolumeSize,
+    /// `storage_class`: the storage class of that volume.
+    StorageClass,
 }
 
 impl Setting {
@@ -93,6 +98,8 @@ impl Setting {
         Self::Tolerations,
         Self::Mode,
         Self::WarmPool,
+        Self::VolumeSize,
+        Self::StorageClass,
     ];
 
     /// The settings every kind takes.
@@ -126,6 +133,8 @@ impl Setting {
             Self::Tolerations => "tolerations",
             Self::Mode => "mode",
             Self::WarmPool => "warm_pool",
+            Self::VolumeSize => "volume_size",
+            Self::StorageClass => "storage_class",
         }
     }
 
@@ -337,6 +346,8 @@ pub const KUBERNETES: RuntimeKind = RuntimeKind {
         S::Pool,
         S::Mode,
         S::WarmPool,
+        S::VolumeSize,
+        S::StorageClass,
     ],
     driver: Driver::Kubernetes,
 };

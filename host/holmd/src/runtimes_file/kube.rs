@@ -1,7 +1,8 @@
 //! A `kubernetes` runtime's own fields in the runtimes file: `kubeconfig`,
 //! `namespace`, `runtime_class`, `node_selector`, `tolerations`, `mode`
-//! (`auto`, `pods` or `agent-sandbox`) and `warm_pool` (`context` is the
-//! table's, shared with Docker's).
+//! (`auto`, `pods` or `agent-sandbox`), `warm_pool`, and the box volume's
+//! `volume_size` and `storage_class` (`context` is the table's, shared
+//! with Docker's).
 //!
 //! ```toml
 //! [runtimes.cluster]
@@ -14,6 +15,8 @@
 //! tolerations = [{ key = "boxes", operator = "Exists", effect = "NoSchedule" }]
 //! mode = "agent-sandbox"
 //! warm_pool = 4
+//! volume_size = "10Gi"
+//! storage_class = "standard-rwo"
 //! ```
 
 use std::path::PathBuf;
@@ -68,9 +71,34 @@ pub(super) fn set(
             let n = value.as_integer().and_then(|n| u32::try_from(n).ok());
             k.warm_pool = n.filter(|n| *n <= 1000).ok_or("must be a number from 0 to 1000")?;
         }
+        Setting::VolumeSize => {
+            let size = value.as_str().filter(|s| is_volume_size(s));
+            let size = size.ok_or("must be a size such as \"10Gi\": 1 to 999999 Mi, Gi or Ti")?;
+            k.volume_size = Some(size.to_owned());
+        }
+        Setting::StorageClass => {
+            let name = value.as_str().filter(|s| is_dns_subdomain(s));
+            let name = name
+                .ok_or("must be a storage class's name: lowercase letters, digits, '-' and '.'")?;
+            k.storage_class = Some(name.to_owned());
+        }
         other => unreachable!("{} is not a Kubernetes field", other.as_str()),
     }
     Ok(())
+}
+
+/// A PersistentVolumeClaim's size as holm takes it: 1 to 999999 of
+/// `Mi`, `Gi` or `Ti`.
+fn is_volume_size(s: &str) -> bool {
+    let Some(n) = s.strip_suffix("Mi").or(s.strip_suffix("Gi")).or(s.strip_suffix("Ti")) else {
+        return false;
+    };
+    (1..=6).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
+}
+
+/// A DNS-1123 subdomain: DNS labels joined by `.`, at most 253.
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
 fn dns_label(value: &toml::Value) -> Result<String, String> {
@@ -170,7 +198,7 @@ memory = "4g"
     }
 
     #[test]
-    fn the_mode_and_the_warm_pool_parse_and_say_what_is_wrong() {
+    fn the_mode_warm_pool_and_volume_parse_and_say_what_is_wrong() {
         use holm::runtime::kubernetes::{DEFAULT_WARM_POOL, Mode};
         let table = |rest: &str| p(&format!("[runtimes.k]\nprovider = \"kubernetes\"\n{rest}"));
         let k = table("").unwrap().runtimes["k"].kube.clone();
@@ -181,6 +209,18 @@ memory = "4g"
         assert_eq!(table("mode = \"pods\"\n").unwrap().runtimes["k"].kube.mode, Mode::Pods);
         let e = table("mode = \"sandboxes\"\n").unwrap_err();
         assert!(e.contains("mode") && e.contains("auto, pods, agent-sandbox"), "{e}");
+        let k = table("volume_size = \"10Gi\"\nstorage_class = \"standard-rwo\"\n").unwrap();
+        let k = &k.runtimes["k"].kube;
+        assert_eq!(
+            (k.volume_size.as_deref(), k.storage_class.as_deref()),
+            (Some("10Gi"), Some("standard-rwo"))
+        );
+        for bad in ["10", "10G", "0Gi", "1.5Gi", "-1Gi", "1234567Gi", ""] {
+            let e = table(&format!("volume_size = \"{bad}\"\n")).unwrap_err();
+            assert!(e.contains("volume_size") && e.contains("10Gi"), "{bad}: {e}");
+        }
+        let e = table("storage_class = \"Fast_SSD\"\n").unwrap_err();
+        assert!(e.contains("storage_class"), "{e}");
         let e = table("warm_pool = -1\n").unwrap_err();
         assert!(e.contains("warm_pool") && e.contains("0 to 1000"), "{e}");
         let e = p("[runtimes.docker]\nmode = \"pods\"\n").unwrap_err();

@@ -119,6 +119,16 @@ pub const KINDS: &[Kind] = &[
         status: false,
     },
     Kind {
+        group: "",
+        version: "v1",
+        resource: "persistentvolumeclaims",
+        singular: "persistentvolumeclaim",
+        kind: "PersistentVolumeClaim",
+        namespaced: true,
+        short: &["pvc"],
+        status: true,
+    },
+    Kind {
         group: "networking.k8s.io",
         version: "v1",
         resource: "networkpolicies",

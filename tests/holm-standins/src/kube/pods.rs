@@ -16,7 +16,9 @@
 //! probe kinds are not run, and a ready pod is not probed again), and when the container ends, `Succeeded` or
 //! `Failed` under `restartPolicy: Never` (the stand-in restarts nothing,
 //! so otherwise the container waits in `CrashLoopBackOff`). A deleted
-//! pod's container is removed, then the pod.
+//! pod's container is removed, then the pod. A volume of the pod that is
+//! a PersistentVolumeClaim is a Docker volume of the claim, mounted where
+//! the container's `volumeMounts` say; other volume kinds are not mounted.
 
 use std::sync::Arc;
 
@@ -151,6 +153,8 @@ async fn run_spec(state: &State, pod: &Value, ip: &str) -> Result<RunSpec, (&'st
         .flatten()
         .filter_map(|p| p["containerPort"].as_u64().and_then(|n| u16::try_from(n).ok()))
         .collect();
+    let volumes =
+        volume_mounts(state, pod, container).map_err(|m| ("CreateContainerConfigError", m))?;
     let uid = pod["metadata"]["uid"].as_str().unwrap_or("");
     let (ns, name) = (
         pod["metadata"]["namespace"].as_str().unwrap_or(""),
@@ -165,8 +169,49 @@ async fn run_spec(state: &State, pod: &Value, ip: &str) -> Result<RunSpec, (&'st
         ports,
         host_ip: Some(ip.to_owned()),
         labels: [(LABEL_POD.to_owned(), format!("{ns}/{name}"))].into_iter().collect(),
+        volumes,
         ..RunSpec::default()
     })
+}
+
+/// The Docker volume of the PersistentVolumeClaim `pvc` (by its uid: a
+/// claim made again under the same name is a new, empty volume).
+fn volume_name(pvc: &Value) -> String {
+    format!("holm-standin-kube-pvc-{}", pvc["metadata"]["uid"].as_str().unwrap_or(""))
+}
+
+/// The Docker volume and path of each of the container's `volumeMounts`
+/// whose volume is a PersistentVolumeClaim; a claim that does not exist is
+/// an error (the kubelet would not start the pod). Other volume kinds are
+/// not mounted.
+fn volume_mounts(
+    state: &State,
+    pod: &Value,
+    container: &Value,
+) -> Result<Vec<(String, String)>, String> {
+    let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+    let pvcs = kinds::find("", "v1", "persistentvolumeclaims").expect("served");
+    let mut mounts = Vec::new();
+    for m in container["volumeMounts"].as_array().into_iter().flatten() {
+        let volumes = pod["spec"]["volumes"].as_array();
+        let Some(v) = volumes.into_iter().flatten().find(|v| v["name"] == m["name"]) else {
+            return Err(format!("volume {} is not one of the pod's", m["name"]));
+        };
+        let Some(claim) = v["persistentVolumeClaim"]["claimName"].as_str() else { continue };
+        let pvc = state.lock().store.get(&(pvcs, ns.to_owned(), claim.to_owned())).cloned();
+        let pvc = pvc.ok_or_else(|| format!("persistentvolumeclaim \"{claim}\" not found"))?;
+        mounts.push((volume_name(&pvc), m["mountPath"].as_str().unwrap_or("").to_owned()));
+    }
+    Ok(mounts)
+}
+
+/// Removes the Docker volume of the PersistentVolumeClaim `pvc` (just
+/// deleted), in a task.
+pub(crate) fn remove_volume(state: &Arc<State>, pvc: &Value) {
+    let (st, name) = (Arc::clone(state), volume_name(pvc));
+    state.tasks.add([tokio::spawn(async move {
+        let _ = st.engine.remove_volume(&name).await;
+    })]);
 }
 
 /// Runs the pod `ns/name` (just created) on the engine, in a task.

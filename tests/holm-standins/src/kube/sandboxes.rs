@@ -10,11 +10,20 @@
 //! `SandboxSuspended`, `PodSucceeded`, `PodFailed`), `Suspended`
 //! (`NotSuspended`, `PodTerminating`, `PodTerminated`), `PodScheduled`
 //! and `Finished` (present only while they apply). The garbage collector's
-//! part is here too: a Pod, Service or Sandbox whose owner (a Sandbox, a
-//! pool or a claim, [`pools`](super::pools)) is gone is deleted.
+//! part is here too: a Pod, Service, PersistentVolumeClaim or Sandbox
+//! whose owner (a Sandbox, a pool or a claim, [`pools`](super::pools)) is
+//! gone is deleted, a claim only once no pod mounts it (as the API
+//! server's `pvc-protection` finalizer holds it).
 //!
-//! Not done: `volumeClaimTemplates` (no PersistentVolumeClaims are
-//! served), `shutdownTime` and `shutdownPolicy`, relabelling an adopted
+//! Each of `volumeClaimTemplates` is a PersistentVolumeClaim
+//! `<template name>-<sandbox name>` (labelled with the name hash, owned by
+//! the Sandbox, made before the Pod whatever the operating mode, as
+//! `reconcilePVCs` does), bound at once (no provisioner or storage class
+//! is run), and a volume of the Pod of the template's name; the kubelet
+//! part mounts it as a Docker volume that outlives the Pod, so files on it
+//! survive `Suspended`, and goes with the claim.
+//!
+//! Not done: `shutdownTime` and `shutdownPolicy`, relabelling an adopted
 //! Sandbox's running pod, events and metrics.
 
 use std::sync::Arc;
@@ -91,6 +100,11 @@ fn create(state: &Arc<State>, kind: &'static Kind, ns: &str, name: &str, mut obj
     if objects::create(kind, &mut object, name, fresh).is_err() {
         return;
     }
+    if kind.kind == "PersistentVolumeClaim" {
+        let spec = &object["spec"];
+        object["status"] = json!({ "phase": "Bound", "accessModes": spec["accessModes"],
+            "capacity": { "storage": spec["resources"]["requests"]["storage"] } });
+    }
     inner.store.put(&key, object);
     drop(inner);
     state.changed();
@@ -107,9 +121,39 @@ fn owner(sb: &Value) -> Value {
     }])
 }
 
-/// The Pod of a Sandbox, from its `podTemplate`.
+/// The PersistentVolumeClaims of a Sandbox's `volumeClaimTemplates`, by
+/// name, and the template each is of.
+fn volume_claims(sb: &Value, ns: &str, name: &str, hash: &str) -> Vec<(String, String, Value)> {
+    let templates = sb["spec"]["volumeClaimTemplates"].as_array().cloned().unwrap_or_default();
+    templates
+        .iter()
+        .filter_map(|t| {
+            let template = t["metadata"]["name"].as_str()?.to_owned();
+            let mut labels = t["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+            labels.insert(NAME_HASH_LABEL.into(), json!(hash));
+            let claim = format!("{template}-{name}");
+            let pvc = json!({
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": { "name": claim, "namespace": ns, "labels": labels,
+                    "annotations": t["metadata"]["annotations"], "ownerReferences": owner(sb) },
+                "spec": t["spec"]
+            });
+            Some((claim, template, pvc))
+        })
+        .collect()
+}
+
+/// The Pod of a Sandbox, from its `podTemplate`, with a volume for each
+/// of its PersistentVolumeClaims (in place of one of the same name).
 fn pod_for(sb: &Value, ns: &str, name: &str, hash: &str) -> Value {
     let template = &sb["spec"]["podTemplate"];
+    let mut spec = template["spec"].clone();
+    for (claim, volume, _) in volume_claims(sb, ns, name, hash) {
+        let mut volumes = spec["volumes"].as_array().cloned().unwrap_or_default();
+        volumes.retain(|v| v["name"] != volume.as_str());
+        volumes.push(json!({ "name": volume, "persistentVolumeClaim": { "claimName": claim } }));
+        spec["volumes"] = Value::Array(volumes);
+    }
     let mut labels = template["metadata"]["labels"].as_object().cloned().unwrap_or_default();
     let mut keys: Vec<String> = labels.keys().cloned().collect();
     keys.sort();
@@ -123,7 +167,7 @@ fn pod_for(sb: &Value, ns: &str, name: &str, hash: &str) -> Value {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": { "name": name, "namespace": ns, "labels": labels,
             "annotations": annotations, "ownerReferences": owner(sb) },
-        "spec": template["spec"]
+        "spec": spec
     })
 }
 
@@ -138,6 +182,10 @@ fn reconcile(state: &Arc<State>, sb: &Value) {
     let pods_kind = kind("", "v1", "pods");
     let svc_kind = kind("", "v1", "services");
     let suspended = sb["spec"]["operatingMode"] == "Suspended";
+    let pvcs_kind = kind("", "v1", "persistentvolumeclaims");
+    for (claim, _, pvc) in volume_claims(sb, ns, name, &hash) {
+        create(state, pvcs_kind, ns, &claim, pvc);
+    }
     let pod = state.lock().store.get(&(pods_kind, ns.to_owned(), name.to_owned())).cloned();
     match &pod {
         Some(p) if suspended && owned_by(p, uid) => {
@@ -310,16 +358,18 @@ fn write_status(state: &State, sb: &Value, mut status: Value) {
     state.changed();
 }
 
-/// The garbage collector's part: deletes the Pods, Services and
-/// Sandboxes whose owning Sandbox, SandboxWarmPool or SandboxClaim is gone.
+/// The garbage collector's part: deletes the Pods, Services, Sandboxes
+/// and PersistentVolumeClaims (once no pod mounts them) whose owning
+/// Sandbox, SandboxWarmPool or SandboxClaim is gone.
 fn collect_orphans(state: &Arc<State>) {
     let owners = [
         kind("agents.x-k8s.io", "v1beta1", "sandboxes"),
         kind("extensions.agents.x-k8s.io", "v1beta1", "sandboxwarmpools"),
         kind("extensions.agents.x-k8s.io", "v1beta1", "sandboxclaims"),
     ];
-    let owned = [kind("", "v1", "pods"), kind("", "v1", "services"), owners[0]];
-    let orphans: Vec<(&'static Kind, String, String)> = {
+    let pvcs = kind("", "v1", "persistentvolumeclaims");
+    let owned = [kind("", "v1", "pods"), kind("", "v1", "services"), owners[0], pvcs];
+    let orphans: Vec<(&'static Kind, Value)> = {
         let inner = state.lock();
         let alive: Vec<Value> = owners
             .iter()
@@ -333,26 +383,36 @@ fn collect_orphans(state: &Arc<State>) {
                 })
             })
         };
+        let pods = inner.store.list(owned[0], None);
+        // `pvc-protection`: a claim a pod still mounts stays.
+        let mounted = |pvc: &Value| {
+            pods.iter().any(|p| {
+                p["metadata"]["namespace"] == pvc["metadata"]["namespace"]
+                    && p["spec"]["volumes"].as_array().is_some_and(|vs| {
+                        vs.iter().any(|v| {
+                            v["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
+                        })
+                    })
+            })
+        };
         owned
             .iter()
             .flat_map(|k| inner.store.list(k, None).into_iter().map(move |o| (*k, o)))
-            .filter(|(_, o)| orphan(o))
-            .map(|(k, o)| {
-                let m = &o["metadata"];
-                (
-                    k,
-                    m["namespace"].as_str().unwrap_or("").to_owned(),
-                    m["name"].as_str().unwrap_or("").to_owned(),
-                )
-            })
+            .filter(|(k, o)| orphan(o) && !(*k == pvcs && mounted(o)))
             .collect()
     };
     let mut gone = false;
-    for (k, ns, name) in orphans {
+    for (k, o) in orphans {
+        let m = &o["metadata"];
+        let ns = m["namespace"].as_str().unwrap_or("").to_owned();
+        let name = m["name"].as_str().unwrap_or("").to_owned();
         if k.kind == "Pod" {
             pods::delete(state, &ns, &name, None);
-        } else {
-            gone |= state.lock().store.remove(&(k, ns, name)).is_some();
+            continue;
+        }
+        gone |= state.lock().store.remove(&(k, ns, name)).is_some();
+        if k == pvcs {
+            pods::remove_volume(state, &o);
         }
     }
     if gone {

@@ -167,6 +167,13 @@ pub fn of(kind: &str) -> Value {
         })),
         "Secret" => top(json!({ "data": "m", "stringData": "m", "type": "s", "immutable": "b" })),
         "ConfigMap" => top(json!({ "data": "m", "binaryData": "m", "immutable": "b" })),
+        "PersistentVolumeClaim" => top(json!({
+            "spec": { "accessModes": ["s"], "selector": "x", "resources": "x",
+                "volumeName": "s", "storageClassName": "s", "volumeMode": "s",
+                "dataSource": "x", "dataSourceRef": "x", "volumeAttributesClassName": "s" },
+            "status": { "phase": "s", "accessModes": ["s"], "capacity": "m",
+                "conditions": ["x"], "allocatedResources": "m" }
+        })),
         "NetworkPolicy" => top(json!({ "spec": {
             "podSelector": "x", "policyTypes": ["s"],
             "ingress": [{ "from": [peer()], "ports": net_ports() }],

@@ -21,6 +21,14 @@
 //! - **The box's end**: the claim's `lifecycle.shutdownTime` is the box's
 //!   deadline, with `shutdownPolicy: Delete`, so the cluster ends a box no
 //!   server removed.
+//! - **Stop and start** (only with a `volume_size`): a box's template
+//!   carries a `volumeClaimTemplates` entry mounted at [`VOLUME_PATH`];
+//!   stop sets the claim's Sandbox `operatingMode: Suspended` (its pod
+//!   goes, its volume stays) and start sets it `Running` again: a new pod
+//!   on the same volume, whose guest starts with the pool's secret and is
+//!   given the box's digest again, read from the box's own Secret
+//!   (`holm-<box id>`, made with the claim when the box can stop). Files
+//!   elsewhere are the image's again, as a new pod's are.
 //! - **Confinement**: the template's pod is the plain-pods mode's (no
 //!   service-account token, resources, runtime class, node selector,
 //!   tolerations), and its NetworkPolicy (`networkPolicyManagement:
@@ -33,7 +41,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use super::client::{SANDBOX_CLAIMS, SANDBOX_TEMPLATES, SANDBOX_WARM_POOLS, SECRETS};
+use super::client::{SANDBOX_CLAIMS, SANDBOX_TEMPLATES, SANDBOX_WARM_POOLS, SANDBOXES, SECRETS};
 use super::objects::{self, Pod};
 use super::runtime::KubernetesRuntime;
 use super::{KubeSettings, object_name};
@@ -54,14 +62,24 @@ pub const HOLMD_LABEL: (&str, &str) = ("app.kubernetes.io/name", "holmd");
 const BLOCKED: &[&str] =
     &["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"];
 
+/// The name of a box's volume, in its template and pod.
+pub const VOLUME: &str = "holm-root";
+
+/// Where a box's volume is mounted: root's home, where the box's files
+/// are written unless a caller names another place.
+pub const VOLUME_PATH: &str = "/root";
+
 /// How long a claimed box's guest may take to answer before the claim
 /// fails (it started with its pool, so it usually answers at once).
 const GUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The name of the template, pool and Secret of the boxes alike `spec`.
 pub fn template_name(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> String {
-    let pod = pod_template(spec, runtime, s, "holm-t");
-    let digest = sha2::Sha256::digest(pod.to_string().as_bytes());
+    let mut made_of = pod_template(spec, runtime, s, "holm-t").to_string();
+    if let Some(v) = volume_claim(s) {
+        made_of.push_str(&v.to_string());
+    }
+    let digest = sha2::Sha256::digest(made_of.as_bytes());
     let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     format!("holm-t-{hex}")
 }
@@ -71,6 +89,10 @@ pub fn template_name(spec: &MachineSpec, runtime: &str, s: &KubeSettings) -> Str
 /// pool's Secret `name`).
 fn pod_template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str) -> Value {
     let mut pod = objects::pod(spec, runtime, s);
+    if s.volume_size.is_some() {
+        let mount = json!([{ "name": VOLUME, "mountPath": VOLUME_PATH }]);
+        pod["spec"]["containers"][0]["volumeMounts"] = mount;
+    }
     let env = pod["spec"]["containers"][0]["env"].as_array_mut();
     for var in env.into_iter().flatten() {
         if var["name"] == ENV_SECRET_SHA256 {
@@ -83,12 +105,25 @@ fn pod_template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str)
     })
 }
 
+/// The box's volume claim template, with a `volume_size`.
+fn volume_claim(s: &KubeSettings) -> Option<Value> {
+    let size = s.volume_size.as_deref()?;
+    let mut spec = json!({
+        "accessModes": ["ReadWriteOnce"],
+        "resources": { "requests": { "storage": size } },
+    });
+    if let Some(class) = &s.storage_class {
+        spec["storageClassName"] = json!(class);
+    }
+    Some(json!({ "metadata": { "name": VOLUME }, "spec": spec }))
+}
+
 /// The template `name` of boxes alike `spec`, with its network policy.
 pub fn template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str) -> Value {
     let ports: Vec<Value> =
         spec.ports.iter().map(|p| json!({"protocol": "TCP", "port": p})).collect();
     let (key, value) = HOLMD_LABEL;
-    json!({
+    let mut template = json!({
         "apiVersion": "extensions.agents.x-k8s.io/v1beta1",
         "kind": "SandboxTemplate",
         "metadata": { "name": name, "labels": { LABEL_RUNTIME: runtime } },
@@ -106,7 +141,11 @@ pub fn template(spec: &MachineSpec, runtime: &str, s: &KubeSettings, name: &str)
                 ],
             },
         },
-    })
+    });
+    if let Some(v) = volume_claim(s) {
+        template["spec"]["volumeClaimTemplates"] = json!([v]);
+    }
+    template
 }
 
 /// The warm pool of the template `name`.
@@ -163,15 +202,15 @@ pub fn sandbox_of(claim: &Value) -> Option<&str> {
     claim["status"]["sandbox"]["name"].as_str().filter(|n| !n.is_empty())
 }
 
-/// The pool's secret, as its Secret holds it (`data` is base64, as the API
-/// answers; `stringData` as a stand-in might).
-fn read_pool_secret(secret: &Value) -> Option<String> {
+/// The value of `key` in a Secret (`data` is base64, as the API answers;
+/// `stringData` as a stand-in might).
+fn secret_value(secret: &Value, key: &str) -> Option<String> {
     use base64::Engine;
-    if let Some(b64) = secret["data"][POOL_SECRET_KEY].as_str() {
+    if let Some(b64) = secret["data"][key].as_str() {
         let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
         return String::from_utf8(bytes).ok();
     }
-    secret["stringData"][POOL_SECRET_KEY].as_str().map(str::to_owned)
+    secret["stringData"][key].as_str().map(str::to_owned)
 }
 
 impl KubernetesRuntime {
@@ -195,9 +234,10 @@ impl KubernetesRuntime {
             }
         }
         let stored = stored.map_err(|e| self.api_error("read the pool's secret", e))?;
-        let secret = stored.as_ref().and_then(read_pool_secret).ok_or_else(|| {
-            RuntimeError::Engine(format!("the Secret {name} holds no {POOL_SECRET_KEY}"))
-        })?;
+        let secret =
+            stored.as_ref().and_then(|s| secret_value(s, POOL_SECRET_KEY)).ok_or_else(|| {
+                RuntimeError::Engine(format!("the Secret {name} holds no {POOL_SECRET_KEY}"))
+            })?;
         let template = template(spec, runtime, s, &name);
         let pool = pool(runtime, &name, s.warm_pool);
         for (resource, object, what) in [
@@ -217,22 +257,36 @@ impl KubernetesRuntime {
     pub(super) async fn claim_box(&self, spec: &MachineSpec) -> Result<Machine> {
         let (pool, pool_secret) = self.ensure_pool(spec).await?;
         let client = self.client().await?;
+        let ns = self.namespace();
+        if self.settings().volume_size.is_some() {
+            // The digest again at each start (the secret never goes there).
+            let secret = objects::secret(spec, self.name_str());
+            let made = client.create(ns, SECRETS, &secret).await;
+            made.map_err(|e| self.api_error("create the box's secret", e))?;
+        }
         let claim = claim(spec, self.name_str(), &pool);
-        let made = client.create(self.namespace(), SANDBOX_CLAIMS, &claim).await;
+        let made = client.create(ns, SANDBOX_CLAIMS, &claim).await;
         made.map_err(|e| self.api_error("create a SandboxClaim", e))?;
         let name = object_name(&spec.box_id);
         let held = self.wait_held(&name).await?;
         let pod = self.wait_running(&held).await?;
         let machine = self.claim_machine(&name, pod, &spec.ports).await?;
-        let guest = machine.guest().ok_or_else(|| {
-            RuntimeError::Engine(format!("the claim {name}'s pod has no address"))
-        })?;
         let digest = spec.env.iter().find(|(k, _)| k == ENV_SECRET_SHA256).map(|(_, v)| v.clone());
         let digest = digest.ok_or_else(|| RuntimeError::Engine("a box without a secret".into()))?;
-        let pool_client = holm_client::BoxClient::at(guest, &pool_secret);
+        self.give_secret(&machine, &pool_secret, &digest).await?;
+        Ok(machine)
+    }
+
+    /// Asks the guest of a pool box (`machine`), with the pool's secret,
+    /// to take the box's secret's digest.
+    async fn give_secret(&self, machine: &Machine, pool_secret: &str, digest: &str) -> Result<()> {
+        let guest = machine.guest().ok_or_else(|| {
+            RuntimeError::Engine(format!("the claim {}'s pod has no address", machine.id))
+        })?;
+        let pool_client = holm_client::BoxClient::at(guest, pool_secret);
         let given = tokio::time::timeout(GUEST_TIMEOUT, async {
             loop {
-                match pool_client.set_box_secret_digest(&digest).await {
+                match pool_client.set_box_secret_digest(digest).await {
                     // Not listening yet: its pod runs, its guest starts.
                     Err(holm_client::ClientError::Transport { .. }) => {
                         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -243,7 +297,7 @@ impl KubernetesRuntime {
         })
         .await;
         match given {
-            Ok(Ok(())) => Ok(machine),
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(RuntimeError::Engine(format!(
                 "the claimed box's guest refused its secret: {e}"
             ))),
@@ -252,6 +306,59 @@ impl KubernetesRuntime {
                 GUEST_TIMEOUT.as_secs()
             ))),
         }
+    }
+
+    /// The claim `name` and the Sandbox it holds.
+    async fn held_sandbox(&self, name: &str) -> Result<(Value, String)> {
+        let got = self.client().await?.get(self.namespace(), SANDBOX_CLAIMS, name).await;
+        let claim = got.map_err(|e| self.api_error("read a SandboxClaim", e))?;
+        let claim = claim.ok_or_else(|| RuntimeError::NotFound(name.to_owned()))?;
+        let held = sandbox_of(&claim).map(str::to_owned);
+        let held =
+            held.ok_or_else(|| RuntimeError::Engine(format!("the claim {name} holds no box")))?;
+        Ok((claim, held))
+    }
+
+    /// Sets the `operatingMode` of the Sandbox `held`.
+    async fn set_operating_mode(&self, held: &str, mode: &str) -> Result<()> {
+        let patch = json!({ "spec": { "operatingMode": mode } });
+        let patched = self.client().await?.patch(self.namespace(), SANDBOXES, held, &patch).await;
+        patched.map(drop).map_err(|e| self.api_error("change a Sandbox's operatingMode", e))
+    }
+
+    /// Stops the claim `name`'s box: its Sandbox `Suspended`, its pod gone,
+    /// its volume kept.
+    pub(super) async fn suspend_claim(&self, name: &str) -> Result<()> {
+        let (_, held) = self.held_sandbox(name).await?;
+        self.set_operating_mode(&held, "Suspended").await?;
+        self.wait_gone(&held).await
+    }
+
+    /// Starts the claim `name`'s box again: its Sandbox `Running`, a new
+    /// pod on its volume, whose guest is given the box's digest again.
+    pub(super) async fn resume_claim(&self, name: &str) -> Result<Machine> {
+        let (claim, held) = self.held_sandbox(name).await?;
+        let client = self.client().await?;
+        let ns = self.namespace();
+        let box_secret = client.get(ns, SECRETS, name).await;
+        let box_secret = box_secret.map_err(|e| self.api_error("read the box's secret", e))?;
+        let digest = box_secret.as_ref().and_then(|s| secret_value(s, ENV_SECRET_SHA256));
+        let digest = digest.ok_or_else(|| {
+            RuntimeError::Engine(format!("the Secret {name} holds no {ENV_SECRET_SHA256}"))
+        })?;
+        let pool = claim["spec"]["warmPoolRef"]["name"].as_str().unwrap_or_default().to_owned();
+        let pool_secret = client.get(ns, SECRETS, &pool).await;
+        let pool_secret = pool_secret.map_err(|e| self.api_error("read the pool's secret", e))?;
+        let pool_secret = pool_secret.as_ref().and_then(|s| secret_value(s, POOL_SECRET_KEY));
+        let pool_secret = pool_secret.ok_or_else(|| {
+            RuntimeError::Engine(format!("the Secret {pool} holds no {POOL_SECRET_KEY}"))
+        })?;
+        self.set_operating_mode(&held, "Running").await?;
+        let pod = self.wait_running(&held).await?;
+        let ports = super::runtime::pod_ports(&pod);
+        let machine = as_machine(&claim, pod, &ports);
+        self.give_secret(&machine, &pool_secret, &digest).await?;
+        Ok(machine)
     }
 
     /// Waits on a watch of the claim `name` until it holds a Sandbox, and
@@ -280,10 +387,21 @@ impl KubernetesRuntime {
         let Some(held) = sandbox_of(claim) else {
             return Ok(as_machine(claim, Pod::default(), &[]));
         };
-        let got = self.client().await?.get(self.namespace(), super::client::PODS, held).await;
+        let client = self.client().await?;
+        let got = client.get(self.namespace(), super::client::PODS, held).await;
         let pod = match got.map_err(|e| self.api_error("read a pod", e))? {
             Some(v) => Pod::from_value(v)?,
-            None => Pod::default(),
+            None => {
+                // No pod: stopped, if its Sandbox is suspended.
+                let sandbox = client.get(self.namespace(), SANDBOXES, held).await;
+                let sandbox = sandbox.map_err(|e| self.api_error("read a Sandbox", e))?;
+                let mut m = as_machine(claim, Pod::default(), &[]);
+                let suspended = sandbox.is_some_and(|s| s["spec"]["operatingMode"] == "Suspended");
+                if suspended && m.state != crate::runtime::MachineState::Gone {
+                    m.state = crate::runtime::MachineState::Stopped;
+                }
+                return Ok(m);
+            }
         };
         let ports = super::runtime::pod_ports(&pod);
         Ok(as_machine(claim, pod, &ports))
@@ -294,6 +412,10 @@ impl KubernetesRuntime {
     pub(super) async fn remove_claim(&self, name: &str) -> Result<()> {
         let client = self.client().await?;
         let ns = self.namespace();
+        match client.delete(ns, SECRETS, name).await {
+            Err(e) if !e.is_not_found() => return Err(self.api_error("delete the box's secret", e)),
+            _ => {}
+        }
         let got = client.get(ns, SANDBOX_CLAIMS, name).await;
         let Some(claim) = got.map_err(|e| self.api_error("read a SandboxClaim", e))? else {
             return Ok(());
@@ -385,6 +507,36 @@ mod tests {
     }
 
     #[test]
+    fn a_volume_is_a_claim_template_mounted_at_root_and_names_another_template() {
+        let plain = KubeSettings::default();
+        let t = template(&spec("img:1"), "k8s", &plain, "holm-t-x");
+        assert!(t["spec"].get("volumeClaimTemplates").is_none(), "{t}");
+        let s = KubeSettings {
+            volume_size: Some("10Gi".into()),
+            storage_class: Some("fast".into()),
+            ..KubeSettings::default()
+        };
+        let t = template(&spec("img:1"), "k8s", &s, "holm-t-x");
+        let vct = &t["spec"]["volumeClaimTemplates"][0];
+        assert_eq!(vct["metadata"]["name"], VOLUME);
+        assert_eq!(vct["spec"]["resources"]["requests"]["storage"], "10Gi");
+        assert_eq!(vct["spec"]["storageClassName"], "fast");
+        assert_eq!(vct["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+        let mounts = &t["spec"]["podTemplate"]["spec"]["containers"][0]["volumeMounts"];
+        assert_eq!(mounts, &json!([{ "name": VOLUME, "mountPath": VOLUME_PATH }]));
+        let names: std::collections::BTreeSet<String> = [
+            plain,
+            s.clone(),
+            KubeSettings { volume_size: Some("20Gi".into()), ..s.clone() },
+            KubeSettings { storage_class: None, ..s },
+        ]
+        .iter()
+        .map(|s| template_name(&spec("img:1"), "k8s", s))
+        .collect();
+        assert_eq!(names.len(), 4, "each volume is its own kind of box: {names:?}");
+    }
+
+    #[test]
     fn a_claim_names_its_box_and_ends_at_its_deadline() {
         let c = claim(&spec("img:1"), "k8s", "holm-t-x");
         assert_eq!(c["metadata"]["name"], "holm-box-abc");
@@ -398,9 +550,9 @@ mod tests {
     #[test]
     fn the_pool_secret_reads_from_data_or_string_data() {
         let s = pool_secret("k8s", "holm-t-x", "p00l-secret");
-        assert_eq!(read_pool_secret(&s).as_deref(), Some("p00l-secret"));
+        assert_eq!(secret_value(&s, POOL_SECRET_KEY).as_deref(), Some("p00l-secret"));
         let answered = json!({ "data": { POOL_SECRET_KEY: "cDAwbC1zZWNyZXQ=" } });
-        assert_eq!(read_pool_secret(&answered).as_deref(), Some("p00l-secret"));
-        assert_eq!(read_pool_secret(&json!({})), None);
+        assert_eq!(secret_value(&answered, POOL_SECRET_KEY).as_deref(), Some("p00l-secret"));
+        assert_eq!(secret_value(&json!({}), POOL_SECRET_KEY), None);
     }
 }

@@ -1,6 +1,6 @@
 //! [`KubeClient`]: as much of a cluster's REST API as the runtime calls
-//! (create, read, delete and list by label selector the objects of one
-//! namespace, read a namespace, watch a pod), on `reqwest` with rustls,
+//! (create, read, merge-patch, delete and list by label selector the
+//! objects of one namespace, read a namespace, watch an object), on `reqwest` with rustls,
 //! trusting and proving what the [`ClusterConfig`] says. A refusal is the
 //! API's `Status` (`{"kind":"Status","reason":…,"message":…,"code":…}`).
 
@@ -87,6 +87,7 @@ pub struct Resource {
 
 const CORE: &str = "api/v1";
 const EXTENSIONS: &str = "apis/extensions.agents.x-k8s.io/v1beta1";
+const AGENTS: &str = "apis/agents.x-k8s.io/v1beta1";
 
 /// Pods.
 pub const PODS: Resource = Resource { api: CORE, plural: "pods" };
@@ -100,6 +101,8 @@ pub const SANDBOX_TEMPLATES: Resource = Resource { api: EXTENSIONS, plural: "san
 pub const SANDBOX_WARM_POOLS: Resource = Resource { api: EXTENSIONS, plural: "sandboxwarmpools" };
 /// agent-sandbox's SandboxClaims.
 pub const SANDBOX_CLAIMS: Resource = Resource { api: EXTENSIONS, plural: "sandboxclaims" };
+/// agent-sandbox's Sandboxes (a claim's box).
+pub const SANDBOXES: Resource = Resource { api: AGENTS, plural: "sandboxes" };
 
 /// The API group that holds agent-sandbox's claims, pools and templates
 /// (answered when agent-sandbox is installed).
@@ -265,6 +268,22 @@ impl KubeClient {
             Err(e) if e.is_not_found() => Ok(false),
             Err(e) => Err(e),
         }
+    }
+
+    /// Changes the object `name` by the JSON merge patch `patch` (RFC 7386).
+    pub async fn patch(
+        &self,
+        ns: &str,
+        resource: Resource,
+        name: &str,
+        patch: &Value,
+    ) -> Result<Value> {
+        let request = self
+            .http
+            .patch(self.url(ns, resource, Some(name))?)
+            .header(reqwest::header::CONTENT_TYPE, "application/merge-patch+json")
+            .body(patch.to_string());
+        self.json(request).await
     }
 
     /// Deletes the object `name` (gracefully: it may linger a while).

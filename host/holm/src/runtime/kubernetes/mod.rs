@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[cfg(feature = "kubernetes")]
-pub use agent_sandbox::{HOLMD_LABEL, POOL_SECRET_KEY};
+pub use agent_sandbox::{HOLMD_LABEL, POOL_SECRET_KEY, VOLUME, VOLUME_PATH};
 #[cfg(feature = "kubernetes")]
 pub use runtime::KubernetesRuntime;
 
@@ -107,6 +107,12 @@ pub struct KubeSettings {
     /// In agent-sandbox mode, how many ready boxes each warm pool keeps
     /// (`0`: every claim starts a box cold).
     pub warm_pool: u32,
+    /// In agent-sandbox mode, the size of each box's volume at `/root`
+    /// (`"10Gi"`), kept while the box is stopped; none: no volume, and no
+    /// stop (a `Suspended` box keeps only its volumes).
+    pub volume_size: Option<String>,
+    /// The volume's storage class; none: the cluster's default.
+    pub storage_class: Option<String>,
 }
 
 impl Default for KubeSettings {
@@ -120,6 +126,8 @@ impl Default for KubeSettings {
             tolerations: Vec::new(),
             mode: Mode::Auto,
             warm_pool: DEFAULT_WARM_POOL,
+            volume_size: None,
+            storage_class: None,
         }
     }
 }

@@ -381,9 +381,12 @@ impl Runtime for KubernetesRuntime {
     }
 
     fn can(&self) -> Can {
+        // Stop and start: agent-sandbox's `Suspended`, which keeps only a
+        // box's volumes (ping resolves an `auto` mode first).
+        let claims = self.mode.get().copied().unwrap_or(self.settings.mode) == Mode::AgentSandbox;
         Can {
             pause: false,
-            stop: false,
+            stop: claims && self.settings.volume_size.is_some(),
             fork: false,
             browser_profile: false,
             screens: 6,
@@ -404,7 +407,12 @@ impl Runtime for KubernetesRuntime {
             }
         }
         match client.namespace(self.namespace()).await {
-            Ok(Some(_)) => Ok(()),
+            // `can` then knows the mode in use.
+            Ok(Some(_)) => match self.mode().await {
+                Err(e @ RuntimeError::Unavailable { .. }) => Err(e),
+                Err(e) => Err(self.unavailable(e)),
+                Ok(_) => Ok(()),
+            },
             Ok(None) => {
                 Err(self
                     .unavailable(format!("namespace {} does not exist", self.settings.namespace)))
@@ -466,6 +474,20 @@ impl Runtime for KubernetesRuntime {
 
     async fn list(&self) -> Result<Vec<Machine>> {
         self.list_boxes(&self.label_selector()).await
+    }
+
+    async fn stop(&self, id: &str) -> Result<()> {
+        if !self.can().stop {
+            return Err(self.unsupported(&format!("stop {id}")));
+        }
+        self.suspend_claim(id).await
+    }
+
+    async fn start(&self, id: &str) -> Result<Machine> {
+        if !self.can().stop {
+            return Err(self.unsupported(&format!("start {id}")));
+        }
+        self.resume_claim(id).await
     }
 
     async fn find(&self, box_id: &str) -> Result<Option<Machine>> {
