@@ -31,6 +31,8 @@ mod busy;
 mod chromium;
 mod cold;
 mod exec;
+#[cfg(feature = "kubernetes")]
+mod kube;
 mod latency;
 mod load;
 mod memory;
@@ -134,6 +136,12 @@ pub struct BenchArgs {
     /// `--out`.
     #[arg(long, conflicts_with_all = ["scale", "latency"])]
     recording: bool,
+    /// Measure only a box on the Kubernetes cluster this kubeconfig
+    /// reaches: a claim from an agent-sandbox warm pool against a cold pod,
+    /// beside a cold Docker box (`--cold` turns; a holm-bench built with
+    /// `--features kubernetes`). Writes its own report to `--out`.
+    #[arg(long, value_name = "KUBECONFIG", conflicts_with_all = ["scale", "latency", "recording"])]
+    kubernetes: Option<std::path::PathBuf>,
 }
 
 /// What one run does.
@@ -285,6 +293,19 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     }
     let [image, wayland_image] = <[String; 2]>::try_from(images).expect("two images");
 
+    if let Some(kubeconfig) = &args.kubernetes {
+        #[cfg(feature = "kubernetes")]
+        {
+            let (n, to) = (config.cold_starts, (args.out.as_path(), json));
+            return kube::bench(kubeconfig, n, image, machine, (started, t0), to).await;
+        }
+        #[cfg(not(feature = "kubernetes"))]
+        anyhow::bail!(
+            "--kubernetes {}: this holm-bench was built without Kubernetes \
+             (cargo build -p holm-bench --features kubernetes)",
+            kubeconfig.display()
+        );
+    }
     let candidates = runtimes::candidates().await;
     let (file, more) = runtimes::runtimes_file(&candidates);
     let server = server::Server::start(&more, &file)?;

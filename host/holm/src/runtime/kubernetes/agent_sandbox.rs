@@ -407,6 +407,21 @@ impl KubernetesRuntime {
         Ok(as_machine(claim, pod, &ports))
     }
 
+    /// Whether this runtime has warm pools and each has as many ready
+    /// boxes as it keeps (its `status.readyReplicas`, as agent-sandbox
+    /// reports it): for a measurement that must claim a warm box.
+    pub async fn warm_pools_ready(&self) -> Result<bool> {
+        let selector = format!("{LABEL_RUNTIME}={}", self.name_str());
+        let listed =
+            self.client().await?.list(self.namespace(), SANDBOX_WARM_POOLS, &selector).await;
+        let pools = listed.map_err(|e| self.api_error("list SandboxWarmPools", e))?;
+        let full = |p: &Value| {
+            let want = p["spec"]["replicas"].as_u64().unwrap_or(0);
+            p["status"]["readyReplicas"].as_u64().unwrap_or(0) >= want
+        };
+        Ok(!pools.is_empty() && pools.iter().all(full))
+    }
+
     /// Deletes the claim `name` (its Sandbox and pod go with it) and waits
     /// until its pod is gone.
     pub(super) async fn remove_claim(&self, name: &str) -> Result<()> {
