@@ -287,32 +287,6 @@ pub fn image(result: &Value) -> (u32, u32, usize) {
     (frame.width, frame.height, colours.len())
 }
 
-/// The tool names every server offers.
-pub const TOOLS: &[&str] = &[
-    "list_runtimes",
-    "launch_box",
-    "list_boxes",
-    "box",
-    "remove_box",
-    "screenshot",
-    "desktop",
-    "cursor",
-    "exec",
-    "read_file",
-    "write_file",
-    "list_files",
-    "list_tabs",
-    "page",
-    "page_text",
-    "page_html",
-    "page_screenshot",
-    "save_state",
-    "load_state",
-    "view_screen",
-    "ask_for_help",
-    "wait_for_handback",
-];
-
 /// The live screen for MCP Apps hosts: the `ui://` resource, named by
 /// `screenshot` and `desktop`, whose CSP lets it reach holmd; `view_screen`
 /// answers a URL whose stream shows the box; asking for help answers a
@@ -366,12 +340,13 @@ async fn live_screen(mcp: &mut McpClient, server: &TestServer, id: &str) {
     assert!(text(&bad).contains("reason"), "{}", text(&bad));
 }
 
-/// Checks the tool list: the names, and that no tool adds a runtime or
-/// speaks of a secret.
+/// Checks the tool list: every tool holm-mcp declares is listed, and no
+/// tool adds a runtime or speaks of a secret.
 pub fn check_tools(tools: &[Value]) {
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    for want in TOOLS {
-        assert!(names.contains(want), "{want} is listed: {names:?}");
+    for want in holm_mcp::tools::all() {
+        let want = want.name.as_ref();
+        assert!(names.contains(&want), "{want} is listed: {names:?}");
     }
     for t in tools {
         let name = t["name"].as_str().unwrap_or_default();
