@@ -59,7 +59,9 @@ impl Kind {
     /// against a custom resource): lists of those carry no `kind` and
     /// `apiVersion` on their items.
     pub fn built_in(&self) -> bool {
-        self.group.is_empty() || self.group.ends_with(".k8s.io") && !self.group.contains("x-k8s")
+        self.group.is_empty()
+            || self.group == "apps"
+            || self.group.ends_with(".k8s.io") && !self.group.contains("x-k8s")
     }
 }
 
@@ -129,6 +131,46 @@ pub const KINDS: &[Kind] = &[
         status: true,
     },
     Kind {
+        group: "",
+        version: "v1",
+        resource: "serviceaccounts",
+        singular: "serviceaccount",
+        kind: "ServiceAccount",
+        namespaced: true,
+        short: &["sa"],
+        status: false,
+    },
+    Kind {
+        group: "apps",
+        version: "v1",
+        resource: "deployments",
+        singular: "deployment",
+        kind: "Deployment",
+        namespaced: true,
+        short: &["deploy"],
+        status: true,
+    },
+    Kind {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        resource: "roles",
+        singular: "role",
+        kind: "Role",
+        namespaced: true,
+        short: &[],
+        status: false,
+    },
+    Kind {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        resource: "rolebindings",
+        singular: "rolebinding",
+        kind: "RoleBinding",
+        namespaced: true,
+        short: &[],
+        status: false,
+    },
+    Kind {
         group: "networking.k8s.io",
         version: "v1",
         resource: "networkpolicies",
@@ -137,6 +179,16 @@ pub const KINDS: &[Kind] = &[
         namespaced: true,
         short: &["netpol"],
         status: false,
+    },
+    Kind {
+        group: "networking.k8s.io",
+        version: "v1",
+        resource: "ingresses",
+        singular: "ingress",
+        kind: "Ingress",
+        namespaced: true,
+        short: &["ing"],
+        status: true,
     },
     Kind {
         group: "agents.x-k8s.io",

@@ -193,11 +193,148 @@ fn network_policy(o: &mut Value, causes: &mut Causes) {
     }
 }
 
+/// Fills in a Deployment's defaults (its pod template's as a Pod's) and
+/// checks it: a selector that its template's labels match, and a valid
+/// pod template.
+fn deployment(o: &mut Value, causes: &mut Causes) {
+    let spec = &mut o["spec"];
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    set_default(spec, "replicas", json!(1));
+    set_default(
+        spec,
+        "strategy",
+        json!({ "type": "RollingUpdate",
+            "rollingUpdate": { "maxUnavailable": "25%", "maxSurge": "25%" } }),
+    );
+    set_default(spec, "revisionHistoryLimit", json!(10));
+    set_default(spec, "progressDeadlineSeconds", json!(600));
+    let mut as_pod = json!({ "spec": spec["template"]["spec"].take() });
+    let mut inner = Causes::new();
+    pod(&mut as_pod, &mut inner);
+    spec["template"]["spec"] = as_pod["spec"].take();
+    causes.extend(inner.into_iter().map(|(f, t, m)| (format!("spec.template.{f}"), t, m)));
+    let wanted = spec["selector"]["matchLabels"].as_object().cloned().unwrap_or_default();
+    if spec["selector"].is_null() {
+        required(causes, "spec.selector");
+    } else if wanted.is_empty() && spec["selector"]["matchExpressions"].is_null() {
+        causes.push((
+            "spec.selector".into(),
+            "FieldValueInvalid",
+            "Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment".into(),
+        ));
+    }
+    let labels = &spec["template"]["metadata"]["labels"];
+    if !wanted.iter().all(|(k, v)| &labels[k] == v) {
+        causes.push((
+            "spec.template.metadata.labels".into(),
+            "FieldValueInvalid",
+            format!("Invalid value: {labels}: `selector` does not match template `labels`"),
+        ));
+    }
+    set_default(o, "status", json!({}));
+}
+
+/// Checks a Role's rules: each names its verbs, and resource rules their
+/// API groups (a Role cannot name non-resource URLs).
+fn role(o: &Value, causes: &mut Causes) {
+    for (i, rule) in o["rules"].as_array().into_iter().flatten().enumerate() {
+        let empty = |k: &str| rule[k].as_array().is_none_or(Vec::is_empty);
+        if empty("verbs") {
+            causes.push((
+                format!("rules[{i}].verbs"),
+                "FieldValueRequired",
+                "Required value: verbs must contain at least one value".into(),
+            ));
+        }
+        if !empty("nonResourceURLs") {
+            causes.push((
+                format!("rules[{i}].nonResourceURLs"),
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {}: namespaced rules cannot apply to non-resource URLs",
+                    rule["nonResourceURLs"]
+                ),
+            ));
+        } else if empty("apiGroups") {
+            causes.push((
+                format!("rules[{i}].apiGroups"),
+                "FieldValueRequired",
+                "Required value: resource rules must supply at least one api group".into(),
+            ));
+        }
+    }
+}
+
+/// Checks a RoleBinding's `roleRef` (a Role or ClusterRole by name) and
+/// its subjects' names.
+fn role_binding(o: &Value, causes: &mut Causes) {
+    let r = &o["roleRef"];
+    match r["kind"].as_str().unwrap_or("") {
+        "Role" | "ClusterRole" => {}
+        other => causes.push((
+            "roleRef.kind".into(),
+            "FieldValueNotSupported",
+            format!("Unsupported value: \"{other}\": supported values: \"Role\", \"ClusterRole\""),
+        )),
+    }
+    if r["apiGroup"].as_str() != Some("rbac.authorization.k8s.io") {
+        causes.push((
+            "roleRef.apiGroup".into(),
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: \"{}\": supported values: \"rbac.authorization.k8s.io\"",
+                r["apiGroup"].as_str().unwrap_or("")
+            ),
+        ));
+    }
+    if r["name"].as_str().is_none_or(str::is_empty) {
+        required(causes, "roleRef.name");
+    }
+    for (i, s) in o["subjects"].as_array().into_iter().flatten().enumerate() {
+        if s["name"].as_str().is_none_or(str::is_empty) {
+            required(causes, format!("subjects[{i}].name"));
+        }
+    }
+}
+
+/// Checks an Ingress's paths (each with a `pathType` and a backend).
+fn ingress(o: &mut Value, causes: &mut Causes) {
+    for (i, rule) in o["spec"]["rules"].as_array().into_iter().flatten().enumerate() {
+        for (j, p) in rule["http"]["paths"].as_array().into_iter().flatten().enumerate() {
+            let at = format!("spec.rules[{i}].http.paths[{j}]");
+            match p["pathType"].as_str() {
+                None => causes.push((
+                    format!("{at}.pathType"),
+                    "FieldValueRequired",
+                    "Required value: pathType must be specified".into(),
+                )),
+                Some("Exact" | "Prefix" | "ImplementationSpecific") => {}
+                Some(other) => causes.push((
+                    format!("{at}.pathType"),
+                    "FieldValueNotSupported",
+                    format!("Unsupported value: \"{other}\": supported values: \"Exact\", \"ImplementationSpecific\", \"Prefix\""),
+                )),
+            }
+            if p["backend"]["service"].is_null() && p["backend"]["resource"].is_null() {
+                causes.push((
+                    format!("{at}.backend"),
+                    "FieldValueInvalid",
+                    "Invalid value: \"\": must specify a resource or service".into(),
+                ));
+            }
+        }
+    }
+    set_default(o, "status", json!({ "loadBalancer": {} }));
+}
+
 /// Whether the API server counts the kind's spec changes in
-/// `metadata.generation` (Pods since 1.33, NetworkPolicies, every custom
-/// resource; not Services, Secrets, ConfigMaps or Namespaces).
+/// `metadata.generation` (Pods since 1.33, NetworkPolicies, Deployments,
+/// Ingresses, every custom resource; not Services, Secrets, ConfigMaps,
+/// Namespaces, ServiceAccounts, Roles or RoleBindings).
 fn has_generation(kind: &Kind) -> bool {
-    matches!(kind.kind, "Pod" | "NetworkPolicy") || !kind.built_in()
+    matches!(kind.kind, "Pod" | "NetworkPolicy" | "Deployment" | "Ingress") || !kind.built_in()
 }
 
 /// The fields the agent-sandbox CRDs require.
@@ -247,6 +384,10 @@ pub fn create(kind: &Kind, o: &mut Value, name: &str, fresh: Fresh<'_>) -> Resul
         "Service" => service(o, &mut causes, fresh.next_ip),
         "Secret" => secret(o)?,
         "NetworkPolicy" => network_policy(o, &mut causes),
+        "Deployment" => deployment(o, &mut causes),
+        "Role" => role(o, &mut causes),
+        "RoleBinding" => role_binding(o, &mut causes),
+        "Ingress" => ingress(o, &mut causes),
         _ if !kind.built_in() => custom(kind, o, &mut causes),
         "Namespace" => {
             o["spec"] = json!({ "finalizers": ["kubernetes"] });
@@ -345,6 +486,19 @@ pub fn update(kind: &Kind, old: &Value, new: &mut Value, status_only: bool) -> R
         }
         "Secret" => secret(new)?,
         "NetworkPolicy" => network_policy(new, &mut causes),
+        "Deployment" => deployment(new, &mut causes),
+        "Role" => role(new, &mut causes),
+        "RoleBinding" => {
+            role_binding(new, &mut causes);
+            if new["roleRef"] != old["roleRef"] {
+                causes.push((
+                    "roleRef".into(),
+                    "FieldValueInvalid",
+                    format!("Invalid value: {}: cannot change roleRef", new["roleRef"]),
+                ));
+            }
+        }
+        "Ingress" => ingress(new, &mut causes),
         _ if !kind.built_in() => custom(kind, new, &mut causes),
         _ => {}
     }
@@ -409,5 +563,43 @@ mod tests {
             create(kind, &mut bad, "s", fresh(&mut || String::new())).unwrap_err().code,
             400
         );
+    }
+
+    #[test]
+    fn a_deployment_is_defaulted_and_its_selector_must_match_its_template() {
+        let kind = find("apps", "v1", "deployments").unwrap();
+        let mut o = json!({ "metadata": { "name": "d" }, "spec": {
+            "selector": { "matchLabels": { "app": "a" } },
+            "template": { "metadata": { "labels": { "app": "a" } },
+                "spec": { "containers": [{ "name": "c", "image": "i:1" }] } } } });
+        create(kind, &mut o, "d", fresh(&mut || String::new())).unwrap();
+        assert_eq!(o["spec"]["replicas"], 1);
+        assert_eq!(o["spec"]["strategy"]["type"], "RollingUpdate");
+        assert_eq!(o["spec"]["template"]["spec"]["restartPolicy"], "Always");
+        assert_eq!(o["metadata"]["generation"], 1);
+        let mut bad = o.clone();
+        bad["spec"]["template"]["metadata"]["labels"]["app"] = json!("b");
+        bad["spec"]["template"]["spec"]["containers"][0]["image"] = json!("");
+        let f = create(kind, &mut bad, "d", fresh(&mut || String::new())).unwrap_err();
+        assert!(f.message.contains("spec.template.spec.containers[0].image: Required"), "{f:?}");
+        assert!(f.message.contains("`selector` does not match template `labels`"), "{f:?}");
+    }
+
+    #[test]
+    fn a_role_names_its_verbs_and_a_bindings_role_ref_does_not_change() {
+        let role = find("rbac.authorization.k8s.io", "v1", "roles").unwrap();
+        let mut o = json!({ "metadata": { "name": "r" }, "rules": [{ "resources": ["pods"] }] });
+        let f = create(role, &mut o, "r", fresh(&mut || String::new())).unwrap_err();
+        assert!(f.message.contains("rules[0].verbs: Required value"), "{f:?}");
+        assert!(f.message.contains("rules[0].apiGroups: Required value"), "{f:?}");
+        let binding = find("rbac.authorization.k8s.io", "v1", "rolebindings").unwrap();
+        let mut old = json!({ "metadata": { "name": "b" },
+            "subjects": [{ "kind": "ServiceAccount", "name": "sa" }],
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r" } });
+        create(binding, &mut old, "b", fresh(&mut || String::new())).unwrap();
+        let mut new = old.clone();
+        new["roleRef"]["name"] = json!("other");
+        let f = update(binding, &old, &mut new, false).unwrap_err();
+        assert!(f.message.contains("cannot change roleRef"), "{f:?}");
     }
 }

@@ -27,9 +27,10 @@ pub fn merge(target: &mut Value, patch: &Value) {
 
 /// The merge key of the list at `path` (field names joined by `.`), as
 /// the built-in types' `patchMergeKey` tags say; `Some("")` for a list of
-/// scalars merged as a set.
+/// scalars merged as a set. A Deployment's pod template
+/// (`spec.template.`) merges as a Pod does.
 fn merge_key(path: &str) -> Option<&'static str> {
-    Some(match path {
+    Some(match path.strip_prefix("spec.template.").unwrap_or(path) {
         "spec.containers" | "spec.initContainers" | "spec.ephemeralContainers" => "name",
         "spec.volumes" | "spec.imagePullSecrets" => "name",
         "spec.containers.env" | "spec.initContainers.env" => "name",

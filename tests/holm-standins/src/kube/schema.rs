@@ -141,6 +141,41 @@ fn blueprint(rest: Value) -> Value {
     o
 }
 
+fn label_selector() -> Value {
+    json!({ "matchLabels": "m",
+        "matchExpressions": [{ "key": "s", "operator": "s", "values": ["s"] }] })
+}
+
+fn deployment() -> Value {
+    json!({
+        "spec": { "replicas": "i", "selector": label_selector(),
+            "template": { "metadata": meta(), "spec": pod_spec() },
+            "strategy": { "type": "s", "rollingUpdate": { "maxUnavailable": "x", "maxSurge": "x" } },
+            "minReadySeconds": "i", "revisionHistoryLimit": "i", "paused": "b",
+            "progressDeadlineSeconds": "i" },
+        "status": { "observedGeneration": "i", "replicas": "i", "updatedReplicas": "i",
+            "readyReplicas": "i", "availableReplicas": "i", "unavailableReplicas": "i",
+            "terminatingReplicas": "i", "collisionCount": "i",
+            "conditions": [{ "type": "s", "status": "s", "lastUpdateTime": "x",
+                "lastTransitionTime": "x", "reason": "s", "message": "s" }] }
+    })
+}
+
+fn ingress() -> Value {
+    let backend = json!({
+        "service": { "name": "s", "port": { "name": "s", "number": "i" } },
+        "resource": { "apiGroup": "s", "kind": "s", "name": "s" }
+    });
+    json!({
+        "spec": { "ingressClassName": "s", "defaultBackend": backend,
+            "tls": [{ "hosts": ["s"], "secretName": "s" }],
+            "rules": [{ "host": "s", "http": { "paths": [{ "path": "s", "pathType": "s",
+                "backend": backend }] } }] },
+        "status": { "loadBalancer": { "ingress": [{ "ip": "s", "hostname": "s",
+            "ports": [{ "port": "i", "protocol": "s", "error": "s" }] }] } }
+    })
+}
+
 /// The schema of a kind's whole object (the agent-sandbox kinds' from
 /// their CRDs' `openAPIV3Schema`).
 pub fn of(kind: &str) -> Value {
@@ -179,6 +214,19 @@ pub fn of(kind: &str) -> Value {
             "ingress": [{ "from": [peer()], "ports": net_ports() }],
             "egress": [{ "to": [peer()], "ports": net_ports() }]
         } })),
+        "ServiceAccount" => top(json!({
+            "secrets": [{ "kind": "s", "namespace": "s", "name": "s", "uid": "s",
+                "apiVersion": "s", "resourceVersion": "s", "fieldPath": "s" }],
+            "imagePullSecrets": [{ "name": "s" }], "automountServiceAccountToken": "b"
+        })),
+        "Deployment" => top(deployment()),
+        "Ingress" => top(ingress()),
+        "Role" => top(json!({ "rules": [{ "verbs": ["s"], "apiGroups": ["s"],
+            "resources": ["s"], "resourceNames": ["s"], "nonResourceURLs": ["s"] }] })),
+        "RoleBinding" => top(json!({
+            "subjects": [{ "kind": "s", "apiGroup": "s", "name": "s", "namespace": "s" }],
+            "roleRef": { "apiGroup": "s", "kind": "s", "name": "s" }
+        })),
         "Namespace" => top(json!({ "spec": { "finalizers": ["s"] }, "status": "x" })),
         "Sandbox" => top(json!({
             "spec": blueprint(json!({ "shutdownTime": "x", "shutdownPolicy": "s", "operatingMode": "s" })),
