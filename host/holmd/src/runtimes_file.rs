@@ -427,7 +427,8 @@ fn set(t: &mut RuntimeTable, setting: Setting, value: &toml::Value) -> Result<()
         | S::Mode
         | S::WarmPool
         | S::VolumeSize
-        | S::StorageClass => {
+        | S::StorageClass
+        | S::Images => {
             kube::set(&mut t.kube, setting, value)?;
         }
     }

@@ -69,6 +69,9 @@ pub enum Setting {
     VolumeSize,
     /// `storage_class`: the storage class of that volume.
     StorageClass,
+    /// `images`: prebuilt box images by display profile, which a runtime
+    /// that cannot build (holmd in a cluster) runs.
+    Images,
 }
 
 impl Setting {
@@ -100,6 +103,7 @@ impl Setting {
         Self::WarmPool,
         Self::VolumeSize,
         Self::StorageClass,
+        Self::Images,
     ];
 
     /// The settings every kind takes.
@@ -135,6 +139,7 @@ impl Setting {
             Self::WarmPool => "warm_pool",
             Self::VolumeSize => "volume_size",
             Self::StorageClass => "storage_class",
+            Self::Images => "images",
         }
     }
 
@@ -348,6 +353,7 @@ pub const KUBERNETES: RuntimeKind = RuntimeKind {
         S::WarmPool,
         S::VolumeSize,
         S::StorageClass,
+        S::Images,
     ],
     driver: Driver::Kubernetes,
 };

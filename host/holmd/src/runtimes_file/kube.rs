@@ -82,6 +82,19 @@ pub(super) fn set(
                 .ok_or("must be a storage class's name: lowercase letters, digits, '-' and '.'")?;
             k.storage_class = Some(name.to_owned());
         }
+        Setting::Images => {
+            let table =
+                value.as_table().ok_or("must be a table of profiles and image references")?;
+            for (profile, reference) in table {
+                let p = toml::Value::String(profile.clone());
+                let p: holm_proto::guest::Profile = p
+                    .try_into()
+                    .map_err(|_| format!("{profile:?} is not a display profile (x11, wayland)"))?;
+                let r = reference.as_str().filter(|r| is_image_reference(r));
+                let r = r.ok_or_else(|| format!("{profile}: must be an image reference"))?;
+                k.images.insert(p, r.to_owned());
+            }
+        }
         other => unreachable!("{} is not a Kubernetes field", other.as_str()),
     }
     Ok(())
@@ -94,6 +107,14 @@ fn is_volume_size(s: &str) -> bool {
         return false;
     };
     (1..=6).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
+}
+
+/// An image reference as a pod's `image` takes it: 1 to 255 characters
+/// of letters, digits and `.-_/:@`, no scheme.
+fn is_image_reference(s: &str) -> bool {
+    (1..=255).contains(&s.len())
+        && !s.contains("://")
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/:@".contains(&b))
 }
 
 /// A DNS-1123 subdomain: DNS labels joined by `.`, at most 253.
@@ -218,6 +239,15 @@ memory = "4g"
         for bad in ["10", "10G", "0Gi", "1.5Gi", "-1Gi", "1234567Gi", ""] {
             let e = table(&format!("volume_size = \"{bad}\"\n")).unwrap_err();
             assert!(e.contains("volume_size") && e.contains("10Gi"), "{bad}: {e}");
+        }
+        let k = table("images = { x11 = \"reg.example/holm-box:x11-1\" }\n").unwrap();
+        let images = &k.runtimes["k"].kube.images;
+        assert_eq!(images[&holm_proto::guest::Profile::X11], "reg.example/holm-box:x11-1");
+        for bad in
+            ["images = { vnc = \"a\" }", "images = { x11 = \"http://a/b\" }", "images = \"a\""]
+        {
+            let e = table(&format!("{bad}\n")).unwrap_err();
+            assert!(e.contains("images"), "{bad}: {e}");
         }
         let e = table("storage_class = \"Fast_SSD\"\n").unwrap_err();
         assert!(e.contains("storage_class"), "{e}");

@@ -80,7 +80,20 @@ impl<T> Page<T> {
 // Health and info
 
 /// The display server a box runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
     /// Xvfb, fluxbox and x11vnc.

@@ -113,6 +113,11 @@ pub struct KubeSettings {
     pub volume_size: Option<String>,
     /// The volume's storage class; none: the cluster's default.
     pub storage_class: Option<String>,
+    /// Prebuilt box images by display profile: when any is named, boxes
+    /// run these and nothing is built (a holmd in a cluster has no engine
+    /// to build with); a box with apps or packages, or of a profile none
+    /// is named for, is refused.
+    pub images: BTreeMap<holm_proto::guest::Profile, String>,
 }
 
 impl Default for KubeSettings {
@@ -128,6 +133,7 @@ impl Default for KubeSettings {
             warm_pool: DEFAULT_WARM_POOL,
             volume_size: None,
             storage_class: None,
+            images: BTreeMap::new(),
         }
     }
 }

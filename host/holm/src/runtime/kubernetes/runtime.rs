@@ -430,7 +430,22 @@ impl Runtime for KubernetesRuntime {
         request: &ImageRequest,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<String> {
-        self.builder.prepare_image(request, progress).await
+        let images = &self.settings.images;
+        if images.is_empty() {
+            return self.builder.prepare_image(request, progress).await;
+        }
+        if !request.apps.is_empty() || !request.packages.is_empty() {
+            return Err(self.unsupported(
+                "boxes with apps or packages: it runs the prebuilt images its table names \
+                 (`images`), and builds none",
+            ));
+        }
+        images.get(&request.display).cloned().ok_or_else(|| {
+            self.unsupported(&format!(
+                "{} boxes: its `images` name none for that display profile",
+                request.display
+            ))
+        })
     }
 
     async fn create(&self, spec: &MachineSpec) -> Result<Machine> {

@@ -226,3 +226,27 @@ fn a_container_that_cannot_start_fails_the_wait_and_one_being_made_does_not() {
         assert!(running_or_failed(&waiting_pod(reason)).is_none(), "{reason} may yet run");
     }
 }
+
+#[tokio::test]
+async fn prebuilt_images_run_as_named_and_nothing_is_built() {
+    use holm_proto::guest::Profile;
+    let settings = KubeSettings {
+        images: [(Profile::X11, "reg.example/holm-box:x11-1".to_owned())].into(),
+        ..KubeSettings::default()
+    };
+    // The builder is never asked: no engine answers at this address.
+    let builder = DockerRuntime::connect("tcp://127.0.0.1:9").unwrap();
+    let rt = KubernetesRuntime::new("k", settings, builder);
+    let mut quiet = |_: Progress| {};
+    let x11 = rt.prepare_image(&ImageRequest::default(), &mut quiet).await;
+    assert_eq!(x11.unwrap(), "reg.example/holm-box:x11-1");
+    let wayland = ImageRequest::default().with_display(Profile::Wayland);
+    let e = rt.prepare_image(&wayland, &mut quiet).await.unwrap_err();
+    assert!(
+        matches!(e, RuntimeError::Unsupported { .. }) && e.to_string().contains("wayland"),
+        "{e}"
+    );
+    let apps = ImageRequest { apps: vec!["gimp".into()], ..ImageRequest::default() };
+    let e = rt.prepare_image(&apps, &mut quiet).await.unwrap_err();
+    assert!(e.to_string().contains("apps or packages"), "{e}");
+}
