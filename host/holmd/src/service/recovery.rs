@@ -47,7 +47,8 @@ impl Service {
         let entries: Vec<Arc<Entry>> = records.into_iter().map(Entry::new).collect();
         self.boxes.insert_all(&entries);
         for entry in entries {
-            if entry.record().state.is_live() {
+            let r = entry.record();
+            if r.state.is_live() && self.carries_on_making(&r) {
                 match self.take_back(&entry).await {
                     TakeBack::Found => summary.taken_back += 1,
                     TakeBack::Resumed => summary.resumed += 1,
@@ -298,6 +299,9 @@ impl Service {
         if m.labels.get(LABEL_RUNTIME).is_some_and(|r| r != runtime_name && self.takes(r)) {
             return Scanned::NotOurs;
         }
+        if self.any_box(&id).is_none() && self.leave_alone(&id).await {
+            return Scanned::Known;
+        }
         if let Some(entry) = self.any_box(&id) {
             let r = entry.record();
             if r.state.is_live() || r.machine_id.as_deref().is_some_and(|mid| mid != m.id) {
@@ -400,6 +404,7 @@ impl Service {
             pool: None,
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         };
         let entry = Entry::new(record);
         if let Some(endpoint) = &entry.record().guest {

@@ -42,6 +42,7 @@ pub fn record(id: &str, created_at: u64) -> BoxRecord {
         pool: None,
         guest_proto: None,
         ended_at: None,
+        rev: 0,
     }
 }
 

@@ -1,0 +1,137 @@
+//! A store shared by replicas (`HOLM_SHARED_STORE=1`): several holmd
+//! processes on one PostgreSQL (or S3) store serve one fleet of boxes.
+//!
+//! Each replica still holds the boxes in memory, as a lone server does; the
+//! store is the truth between them, and each replica catches up with it:
+//!
+//! - before serving a request to box `id` ([`Service::hold`]), it reads the
+//!   box's record and takes it when it is new to it or newer than its own
+//!   (a higher `rev`), so a box made through another replica is served at
+//!   once, and one stopped or removed there is seen as such;
+//! - before answering a list, and each second before expiry, it reads every
+//!   record the same way ([`Service::sync_fleet`]);
+//! - a wait for a state ([`Service::wait`]) ends once the copy it answers
+//!   is written, so the replica asked next answers the same;
+//! - a write of its own that the store refuses because the box is removed
+//!   there ([`crate::store::StoreError::Removed`]) makes it take the removal
+//!   ([`Service::took_removal`]), so a stale copy never brings a box back.
+//!
+//! What is not shared (docs/design/server.md names each): operation locks
+//! (two replicas changing one box at once may both act; the later write
+//! of the same `rev` wins), idempotency turns, warm pools (off on a
+//! shared store), the box limit's lock, and the making of a box: a replica
+//! that starts does not carry on another's unfinished creates.
+
+use std::sync::Arc;
+
+use holm_proto::host::BoxState;
+
+use super::Service;
+use super::state::Entry;
+use crate::store::BoxRecord;
+
+impl Service {
+    /// Whether other replicas share this server's store.
+    pub fn shared_store(&self) -> bool {
+        self.shared_store
+    }
+
+    /// On a shared store, reads box `id`'s record and takes it when this
+    /// replica does not hold the box or holds an older copy; then the
+    /// request to it is served as ever. Nothing on a store of its own.
+    pub async fn hold(&self, id: &str) {
+        if !self.shared_store || !holm::ids::is_box_id(id) {
+            return;
+        }
+        match self.store.get_box(id).await {
+            Ok(Some(stored)) => {
+                self.take_stored(stored);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot read the box's record"),
+        }
+    }
+
+    /// On a shared store, reads every record and takes each this replica
+    /// does not hold, or holds an older copy of.
+    pub async fn sync_fleet(&self) {
+        if !self.shared_store {
+            return;
+        }
+        match self.store.boxes().await {
+            Ok(all) => {
+                for stored in all {
+                    self.take_stored(stored);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the shared store's records"),
+        }
+    }
+
+    /// Takes a record read from the shared store: a box this replica does
+    /// not hold is held from now on, as written (never a warm pool's: pools
+    /// are each replica's own); a held one takes the stored copy when it is
+    /// removed there, or newer (a higher `rev`), keeping the later of the
+    /// two last commands. Answers the box held.
+    pub(super) fn take_stored(&self, stored: BoxRecord) -> Option<Arc<Entry>> {
+        let Some(held) = self.boxes.get(&stored.id) else {
+            if stored.pool.is_some() {
+                return None;
+            }
+            return Some(self.boxes.insert_new(Entry::new(stored)));
+        };
+        let mine = held.record();
+        let removed = stored.state == BoxState::Removed && mine.state != BoxState::Removed;
+        if removed || stored.rev > mine.rev {
+            if removed {
+                tracing::info!(box_id = %stored.id, reason = ?stored.reason, "the box was removed through another replica");
+            }
+            let last = mine.last_activity;
+            held.take(BoxRecord { last_activity: stored.last_activity.max(last), ..stored });
+        }
+        Some(held)
+    }
+
+    /// After the store refused a write because the box is removed there:
+    /// takes the stored removal, so this replica answers the box as
+    /// removed and never writes it again.
+    pub(super) async fn took_removal(&self, entry: &Entry) {
+        let id = entry.id();
+        match self.store.get_box(&id).await {
+            Ok(Some(stored)) if stored.state == BoxState::Removed => {
+                tracing::info!(box_id = %id, reason = ?stored.reason, "the box was removed through another replica");
+                entry.take(stored);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(box_id = %id, error = %e, "cannot read the box's record"),
+        }
+    }
+
+    /// Whether the recovery scan must leave alone a machine of box `id`,
+    /// which this replica did not hold. On a shared store the record is
+    /// read again first: another replica may have recorded the box since
+    /// this one read the records (a box is recorded before its machine is
+    /// made), and then it is held from now on and judged as any held box.
+    /// Left alone: a warm pool's box (pools are each replica's own), or
+    /// any box when the store cannot say.
+    pub(super) async fn leave_alone(&self, id: &str) -> bool {
+        if !self.shared_store {
+            return false;
+        }
+        match self.store.get_box(id).await {
+            Ok(Some(stored)) => self.take_stored(stored).is_none(),
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(box_id = %id, error = %e, "cannot read the box's record; its machine is left as it is");
+                true
+            }
+        }
+    }
+
+    /// Whether this replica carries on making box `r` at start: on a store
+    /// of its own, yes (the last server stopped); on a shared one, no: the
+    /// replica making it may be running.
+    pub(super) fn carries_on_making(&self, r: &BoxRecord) -> bool {
+        !self.shared_store || !matches!(r.state, BoxState::Creating | BoxState::Starting)
+    }
+}
