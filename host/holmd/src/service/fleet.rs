@@ -135,3 +135,91 @@ impl Service {
         !self.shared_store || !matches!(r.state, BoxState::Creating | BoxState::Starting)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::service::{Limits, Parts, RemoteSetup};
+    use crate::store::conformance::record;
+    use crate::store::{Store, local::LocalStore};
+
+    /// A replica on `store`, offering no runtime.
+    fn replica(store: &Arc<dyn Store>) -> Arc<Service> {
+        Service::from_parts(Parts {
+            runtimes: BTreeMap::new(),
+            default_runtime: "docker".into(),
+            store: Arc::clone(store),
+            clock: Arc::new(crate::clock::SystemClock),
+            server_name: "fleet".into(),
+            remote_setup: RemoteSetup::default(),
+            limits: Limits::default(),
+            shared_store: true,
+        })
+    }
+
+    fn removed(mut r: BoxRecord, why: &str) -> BoxRecord {
+        r.state = BoxState::Removed;
+        r.reason = Some(why.into());
+        r.rev += 1;
+        r
+    }
+
+    #[tokio::test]
+    async fn a_replica_holding_an_older_copy_takes_the_removal_and_never_writes_the_box_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(LocalStore::open(dir.path()).unwrap());
+        let (a, b) = (replica(&store), replica(&store));
+        let r = record("box_fleet1", 1000);
+        store.put_box(&r).await.unwrap();
+        // Both hold the box as it was written.
+        a.hold(&r.id).await;
+        b.hold(&r.id).await;
+        let on_a = a.get(&r.id).unwrap();
+        assert_eq!(b.get(&r.id).unwrap().record(), r, "a box is held as written");
+        // Removed through B; A, not asked since, moves its copy and writes.
+        let gone = removed(b.get(&r.id).unwrap().record(), "removed by request");
+        store.put_box(&gone).await.unwrap();
+        on_a.update(|r| r.last_activity += 5);
+        a.save(&on_a).await;
+        assert_eq!(on_a.record().state, BoxState::Removed, "A took the removal");
+        assert_eq!(on_a.record().reason.as_deref(), Some("removed by request"));
+        assert_eq!(store.get_box(&r.id).await.unwrap(), Some(gone), "the store's copy stays");
+    }
+
+    #[tokio::test]
+    async fn a_stored_copy_is_taken_when_newer_or_removed_and_pools_stay_each_replicas_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(LocalStore::open(dir.path()).unwrap());
+        let a = replica(&store);
+        let mut r = record("box_fleet2", 1000);
+        r.rev = 3;
+        let held = a.take_stored(r.clone()).expect("a new box is held");
+        // An older copy (a slow replica's) is not taken.
+        let older = BoxRecord { state: BoxState::Stopped, rev: 2, ..r.clone() };
+        a.take_stored(older);
+        assert_eq!(held.record().state, BoxState::Running);
+        // A newer one is, keeping the later last command.
+        held.update(|r| r.last_activity = 5000);
+        let newer = BoxRecord { state: BoxState::Paused, rev: 9, ..r.clone() };
+        a.take_stored(newer);
+        assert_eq!((held.record().state, held.record().last_activity), (BoxState::Paused, 5000));
+        // A removal is taken whatever its rev.
+        a.take_stored(BoxRecord { state: BoxState::Removed, rev: 0, ..r.clone() });
+        assert_eq!(held.record().state, BoxState::Removed);
+        // A warm pool's box of another replica is never held.
+        let pooled = BoxRecord { pool: Some("p".into()), ..record("box_fleet3", 1000) };
+        assert!(a.take_stored(pooled).is_none());
+        assert!(!a.has("box_fleet3"));
+        // The scan leaves such a machine alone, and judges a box it did not
+        // hold by its record (held from now on); with no record, as ever.
+        let pooled = BoxRecord { pool: Some("p".into()), ..record("box_fleet3", 1000) };
+        store.put_box(&pooled).await.unwrap();
+        assert!(a.leave_alone("box_fleet3").await);
+        store.put_box(&record("box_fleet4", 1000)).await.unwrap();
+        assert!(!a.leave_alone("box_fleet4").await);
+        assert!(a.has("box_fleet4"), "a box recorded since the start is held");
+        assert!(!a.leave_alone("box_fleet5").await);
+    }
+}
