@@ -207,7 +207,9 @@ impl Service {
         making: bool,
         runtime: Arc<dyn Runtime>,
     ) -> TakeBack {
-        let now = self.clock.now_secs();
+        // Downtime is not idleness: the idle clock starts again. Not on a
+        // shared store, whose other replicas served the box meanwhile.
+        let restart_idle = if self.shared_store() { 0 } else { self.clock.now_secs() };
         entry.update(|r| {
             r.machine_id = Some(m.id.clone());
             // Endpoints may have moved; a paused box's bridge is read again
@@ -215,8 +217,7 @@ impl Service {
             r.bridge = m.bridge().cloned();
             r.viewer = m.viewer().cloned();
             r.reason = None;
-            // Downtime is not idleness: the idle clock starts again.
-            r.last_activity = r.last_activity.max(now);
+            r.last_activity = r.last_activity.max(restart_idle);
             (r.state, r.guest) = match m.state {
                 MachineState::Running if making => (BoxState::Starting, m.guest().cloned()),
                 MachineState::Running => (BoxState::Running, m.guest().cloned()),
@@ -238,8 +239,9 @@ impl Service {
                 }
                 entry.update(|r| r.guest_proto = Some(health.proto));
             }
-            // A secret handed out before the restart stops working.
-            self.arm_bridge(entry, &guest, true).await;
+            // A secret handed out before the restart stops working; not on
+            // a shared store, where the other replicas still serve it.
+            self.arm_bridge(entry, &guest, !self.shared_store()).await;
             // The same desktop: its viewer URLs keep working.
             self.arm_viewers(entry, &guest, false).await;
         }
