@@ -2,8 +2,9 @@
 //! on one fresh PostgreSQL store (`HOLM_SHARED_STORE=1`), on the real
 //! Docker engine. A box made through one is seen, served, changed and
 //! removed through the other; a removal is never undone by the replica
-//! that held an older copy; and a replica that starts while a box is being
-//! made elsewhere neither removes nor makes again its machine.
+//! that held an older copy; a replica that starts while a box is being
+//! made elsewhere neither removes nor makes again its machine; and one
+//! restarted takes the box back while the others go on serving it.
 
 mod common;
 
@@ -81,7 +82,7 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
     ensure_image().await;
     let dir = tempfile::tempdir().unwrap();
     let name = unique_server_name();
-    let (_a, a) = replica(&dir.path().join("a"), &database, &name).await;
+    let (mut replica_a, a) = replica(&dir.path().join("a"), &database, &name).await;
     let (_b, b) = replica(&dir.path().join("b"), &database, &name).await;
 
     // Made through A; B sees and serves it at once, no waiting for a sync.
@@ -141,6 +142,17 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
     }
     let out = c.boxed(&making.id).exec(&["echo", "ok"]).await.expect("a command through C");
     assert_eq!(out.stdout, "ok\n");
+
+    // A replica restarted takes the running box back beside the others,
+    // which go on serving it; a removal through it is seen by them.
+    assert!(replica_a.stop().success(), "A stops cleanly");
+    let (_a, a) = replica(&dir.path().join("a-again"), &database, &name).await;
+    assert_eq!(a.get_box(&making.id, None).await.unwrap().state, BoxState::Running);
+    for client in [&a, &b, &c] {
+        let out = client.boxed(&making.id).exec(&["echo", "ok"]).await.expect("a command");
+        assert_eq!(out.stdout, "ok\n");
+    }
     assert_eq!(a.remove_box(&making.id).await.unwrap().state, BoxState::Removed);
+    assert_eq!(c.get_box(&making.id, None).await.unwrap().state, BoxState::Removed);
     assert!(containers(&name).await.is_empty());
 }
