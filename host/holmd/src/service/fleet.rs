@@ -80,14 +80,18 @@ impl Service {
             }
             return Some(self.boxes.insert_new(Entry::new(stored)));
         };
-        let mine = held.record();
-        let removed = stored.state == BoxState::Removed && mine.state != BoxState::Removed;
-        if removed || stored.rev > mine.rev {
-            if removed {
-                tracing::info!(box_id = %stored.id, reason = ?stored.reason, "the box was removed through another replica");
+        // Never in the middle of this replica's own write of the box: the
+        // next read takes the copy.
+        if let Ok(_not_writing) = held.write.try_lock() {
+            let mine = held.record();
+            let removed = stored.state == BoxState::Removed && mine.state != BoxState::Removed;
+            if removed || stored.rev > mine.rev {
+                if removed {
+                    tracing::info!(box_id = %stored.id, reason = ?stored.reason, "the box was removed through another replica");
+                }
+                let last = mine.last_activity;
+                held.take(BoxRecord { last_activity: stored.last_activity.max(last), ..stored });
             }
-            let last = mine.last_activity;
-            held.take(BoxRecord { last_activity: stored.last_activity.max(last), ..stored });
         }
         Some(held)
     }
