@@ -1,6 +1,6 @@
 //! Two replicas, one fleet: two real `holmd` processes with one server name
-//! on one fresh PostgreSQL store (`HOLM_SHARED_STORE=1`), on the real
-//! Docker engine. A box made through one is seen, served, changed and
+//! on one store (`HOLM_SHARED_STORE=1`: a fresh PostgreSQL, then an S3
+//! server, each on loopback), on the real Docker engine. A box made through one is seen, served, changed and
 //! removed through the other; a removal is never undone by the replica
 //! that held an older copy; a replica that starts while a box is being
 //! made elsewhere neither removes nor makes again its machine; and one
@@ -14,9 +14,9 @@ use holm::runtime::docker::DockerRuntime;
 use holm_client::Client;
 use holm_proto::ErrorCode;
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
-use holm_testkit::services::Postgres;
+use holm_testkit::services::{Postgres, S3};
 use holm_testkit::{e2e_enabled, ensure_image, unique_server_name};
-use holmd::store::{Store, StoreConfig, StoreError};
+use holmd::store::{StoreConfig, StoreError};
 
 const TOKEN: &str = "replicas-test-token-0123456789";
 
@@ -28,23 +28,23 @@ fn request() -> CreateBox {
     }
 }
 
-/// A replica on `database`, named `name`, with its own state directory.
-async fn replica(dir: &std::path::Path, database: &str, name: &str) -> (Holmd, Client) {
+/// A replica on `storage`, named `name`, with its own state directory.
+async fn replica(dir: &std::path::Path, storage: &StoreConfig, name: &str) -> (Holmd, Client) {
     std::fs::create_dir_all(dir).unwrap();
     let state = dir.join("state").display().to_string();
-    let mut holmd = Holmd::start(
-        dir,
-        &[
-            ("HOLM_STORAGE_BACKEND", "postgres"),
-            ("HOLM_DATABASE_URL", database),
+    let mut env = common::store_env(storage);
+    env.extend(
+        [
             ("HOLM_SHARED_STORE", "1"),
             ("HOLM_SERVER_NAME", name),
             ("HOLM_SERVER_TOKEN", TOKEN),
             ("HOLM_SERVER_RUNTIMES", "docker"),
             ("HOLM_STATE_DIR", &state),
-        ],
-    )
-    .await;
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    );
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut holmd = Holmd::start(dir, &env).await;
     // The name the test gave (the helper made one of its own first), so
     // the boxes it ends when dropped are the fleet's.
     holmd.name = name.to_owned();
@@ -78,12 +78,24 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
         return;
     }
     let Some(pg) = tokio::task::spawn_blocking(Postgres::start).await.unwrap() else { return };
-    let StoreConfig::Postgres { url: database } = pg.store() else { unreachable!() };
+    one_fleet(pg.store()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_s3_store_serve_one_fleet() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let Some(s3) = tokio::task::spawn_blocking(S3::start).await.unwrap() else { return };
+    one_fleet(s3.store()).await;
+}
+
+async fn one_fleet(storage: StoreConfig) {
     ensure_image().await;
     let dir = tempfile::tempdir().unwrap();
     let name = unique_server_name();
-    let (mut replica_a, a) = replica(&dir.path().join("a"), &database, &name).await;
-    let (_b, b) = replica(&dir.path().join("b"), &database, &name).await;
+    let (mut replica_a, a) = replica(&dir.path().join("a"), &storage, &name).await;
+    let (_b, b) = replica(&dir.path().join("b"), &storage, &name).await;
 
     // Made through A; B sees and serves it at once, no waiting for a sync.
     let made = a.create_box(&request(), Some(120)).await.expect("create through A");
@@ -104,7 +116,7 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
     let out = a.boxed(&id).exec(&["echo", "served by A"]).await.expect("a command through A");
     assert_eq!(out.stdout, "served by A\n");
     // The record as A last wrote it: a copy that is about to be stale.
-    let store = holmd::store::postgres::PostgresStore::connect(&database).await.unwrap();
+    let store = holmd::store::open(&storage).await.unwrap();
     let stale = store.get_box(&id).await.unwrap().expect("the record is in the store");
     assert_eq!(stale.state, BoxState::Running);
 
@@ -133,7 +145,7 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
     // A replica that starts while B makes a box does not make it again nor
     // remove its machine: the box comes up once, and all three serve it.
     let making = b.create_box(&request(), None).await.expect("create through B");
-    let (_c, c) = replica(&dir.path().join("c"), &database, &name).await;
+    let (_c, c) = replica(&dir.path().join("c"), &storage, &name).await;
     let up = c.get_box(&making.id, Some((BoxState::Running, 120))).await.unwrap();
     assert_eq!(up.state, BoxState::Running, "{up:?}");
     assert_eq!(containers(&name).await, vec![making.id.clone()], "one machine for the box");
@@ -146,7 +158,7 @@ async fn two_replicas_on_one_postgres_store_serve_one_fleet() {
     // A replica restarted takes the running box back beside the others,
     // which go on serving it; a removal through it is seen by them.
     assert!(replica_a.stop().success(), "A stops cleanly");
-    let (_a, a) = replica(&dir.path().join("a-again"), &database, &name).await;
+    let (_a, a) = replica(&dir.path().join("a-again"), &storage, &name).await;
     assert_eq!(a.get_box(&making.id, None).await.unwrap().state, BoxState::Running);
     for client in [&a, &b, &c] {
         let out = client.boxed(&making.id).exec(&["echo", "ok"]).await.expect("a command");
