@@ -33,6 +33,8 @@ pub struct ServerConfig {
     pub public_url: Option<String>,
     /// Where records are kept.
     pub storage: StoreConfig,
+    /// `HOLM_SHARED_STORE`: other replicas use the store too.
+    pub shared_store: bool,
     /// The name on this server's boxes.
     pub server_name: String,
     /// `HOLM_SERVER_CONFIG`: the runtimes file.
@@ -141,6 +143,7 @@ impl ServerConfig {
                 ));
             }
         };
+        let shared_store = shared_store(&get, &storage)?;
         let server_name = get(crate::vars::SERVER_NAME)
             .unwrap_or_else(|| crate::service::DEFAULT_SERVER_NAME.to_owned());
         if server_name.len() > 63
@@ -175,6 +178,7 @@ impl ServerConfig {
             runtimes,
             public_url,
             storage,
+            shared_store,
             server_name,
             config_file,
             secret_key,
@@ -276,6 +280,27 @@ fn exposure(
 }
 
 /// The server's limits from the environment.
+/// `HOLM_SHARED_STORE`: `1` or `0`; sharing needs a store other
+/// processes can reach, `postgres` or `s3`.
+fn shared_store(
+    get: &dyn Fn(&str) -> Option<String>,
+    storage: &StoreConfig,
+) -> Result<bool, String> {
+    let shared = match get(crate::vars::SHARED_STORE).as_deref().map(str::trim) {
+        None | Some("" | "0" | "false") => false,
+        Some("1" | "true") => true,
+        Some(other) => return Err(format!("HOLM_SHARED_STORE={other:?} is not 1 or 0")),
+    };
+    if shared && !matches!(storage, StoreConfig::Postgres { .. } | StoreConfig::S3(_)) {
+        return Err(format!(
+            "HOLM_SHARED_STORE=1 needs a store replicas can share (HOLM_STORAGE_BACKEND=postgres \
+             or s3), not {}",
+            storage.backend()
+        ));
+    }
+    Ok(shared)
+}
+
 fn limits(get: &dyn Fn(&str) -> Option<String>) -> Result<crate::service::Limits, String> {
     let mut l = crate::service::Limits::default();
     let count = |key: &str, default: usize| -> Result<usize, String> {
@@ -425,6 +450,20 @@ mod tests {
         let e = cfg(&[("HOLM_STORAGE_BACKEND", "mongo")]).unwrap_err();
         assert!(e.contains("local, sqlite, postgres, s3"), "{e}");
         assert!(cfg(&[("HOLM_SERVER_NAME", "a b")]).unwrap_err().contains("HOLM_SERVER_NAME"));
+    }
+
+    #[test]
+    fn only_a_postgres_or_s3_store_is_shared_by_replicas() {
+        let pg = [("HOLM_STORAGE_BACKEND", "postgres"), ("HOLM_DATABASE_URL", "postgres://db/h")];
+        assert!(!cfg(&pg).unwrap().shared_store, "a store of its own unless said");
+        let shared = cfg(&[pg[0], pg[1], ("HOLM_SHARED_STORE", "1")]).unwrap();
+        assert!(shared.shared_store);
+        let e = cfg(&[pg[0], pg[1], ("HOLM_SHARED_STORE", "yes")]).unwrap_err();
+        assert!(e.contains("HOLM_SHARED_STORE"), "{e}");
+        for local in [[("HOLM_STORAGE_BACKEND", "local")], [("HOLM_STORAGE_BACKEND", "sqlite")]] {
+            let e = cfg(&[local[0], ("HOLM_SHARED_STORE", "1")]).unwrap_err();
+            assert!(e.contains("postgres or s3"), "{e}");
+        }
     }
 
     #[test]

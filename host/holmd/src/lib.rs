@@ -112,6 +112,7 @@ pub async fn service(config: &ServerConfig) -> anyhow::Result<Arc<Service>> {
         server_name: config.server_name.clone(),
         remote_setup: setup,
         limits: config.limits.with_file_max_boxes(file.max_boxes),
+        shared_store: config.shared_store,
     });
     service.keep_recordings(config.state_dir.join("recordings"));
     let remotes = service.load_remotes().await?;

@@ -59,6 +59,8 @@ vars! {
         "the `s3` store's secret key";
     S3_SESSION_TOKEN = "HOLM_S3_SESSION_TOKEN", "`AWS_SESSION_TOKEN`",
         "the `s3` store's session token, for temporary credentials";
+    SHARED_STORE = "HOLM_SHARED_STORE", "`0`",
+        "`1`: other holmd replicas use this `postgres` or `s3` store too, and all serve its boxes (see [Deploy and configure](deploy.md#replicas))";
     SERVER_NAME = "HOLM_SERVER_NAME", "`holmd`",
         "the name on this server's boxes (label `holm.server`): give each server that shares an engine its own";
     SERVER_RUNTIMES = "HOLM_SERVER_RUNTIMES", "all found",

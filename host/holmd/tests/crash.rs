@@ -13,6 +13,8 @@
 //! Boxes run without Chromium to keep the machine's two cores for the test;
 //! the kill lands at a different moment of the creates in each cycle.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,29 +33,6 @@ const CREATES: usize = 3;
 /// Kill moments, one per cycle, from "as the requests leave" to "while the
 /// desktops come up".
 const KILL_AFTER_MS: [u64; CYCLES] = [0, 120, 400, 1200, 3000];
-
-fn env_of(storage: &StoreConfig) -> Vec<(String, String)> {
-    let mut env = vec![("HOLM_STORAGE_BACKEND".to_owned(), storage.backend().to_owned())];
-    match storage {
-        StoreConfig::Local { dir } => {
-            env.push(("HOLM_STATE_DIR".into(), dir.display().to_string()))
-        }
-        StoreConfig::Sqlite { path } => {
-            env.push(("HOLM_SQLITE_PATH".into(), path.display().to_string()));
-        }
-        StoreConfig::Postgres { url } => env.push(("HOLM_DATABASE_URL".into(), url.clone())),
-        StoreConfig::S3(c) => {
-            env.extend([
-                ("HOLM_S3_ENDPOINT".into(), c.endpoint.clone()),
-                ("HOLM_S3_BUCKET".into(), c.bucket.clone()),
-                ("HOLM_S3_PREFIX".into(), c.prefix.clone()),
-                ("HOLM_S3_ACCESS_KEY_ID".into(), c.access_key_id.clone()),
-                ("HOLM_S3_SECRET_ACCESS_KEY".into(), c.secret_access_key.clone()),
-            ]);
-        }
-    }
-    env
-}
 
 struct Holmd {
     child: Child,
@@ -108,7 +87,7 @@ async fn crash_cycles(storage: StoreConfig) {
     ensure_image().await;
     let state = tempfile::tempdir().unwrap();
     let name = unique_server_name();
-    let env = env_of(&storage);
+    let env = common::store_env(&storage);
     let port = free_port();
     let client =
         Client::new(&format!("http://127.0.0.1:{port}"), Some("crash-test-token-0123456789"));

@@ -321,6 +321,7 @@ impl Harness {
             clock: Arc::clone(&clock) as Arc<dyn Clock>,
             server_name: "test".into(),
             remote_setup,
+            shared_store: false,
             limits: holmd::service::Limits {
                 max_boxes: 8,
                 // Small enough for a test to pass with three images.

@@ -223,7 +223,13 @@ async fn holmds_manifests_apply_agree_with_holmd_and_delete() {
     let (key, value) = holm::runtime::kubernetes::HOLMD_LABEL;
     assert_eq!(template["metadata"]["labels"][key], value);
     assert_eq!(deployment["spec"]["selector"]["matchLabels"][key], value);
-    assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate", "one server per store");
+    // Two replicas serve one fleet from one shared store.
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
+    let env = template["spec"]["containers"][0]["env"].as_array().unwrap();
+    let var = |n: &str| env.iter().find(|e| e["name"] == n).map(|e| e["value"].clone());
+    assert_eq!(var("HOLM_SHARED_STORE"), Some(serde_json::json!("1")));
+    assert_eq!(var("HOLM_STORAGE_BACKEND"), Some(serde_json::json!("postgres")));
     let pod = &template["spec"];
     assert_eq!(pod["serviceAccountName"], sa["metadata"]["name"]);
     assert_eq!(pod["automountServiceAccountToken"], true);

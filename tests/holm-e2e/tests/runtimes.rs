@@ -185,6 +185,7 @@ fn server_config(dir: &tempfile::TempDir) -> holmd::config::ServerConfig {
         runtimes: None,
         public_url: None,
         storage: holmd::store::StoreConfig::Local { dir: state },
+        shared_store: false,
         server_name: holm_testkit::unique_server_name(),
         config_file: None,
         secret_key: None,

@@ -202,6 +202,7 @@ impl TestServer {
             runtimes: Some(vec!["docker".into()]),
             public_url: None,
             storage: holmd::store::StoreConfig::Local { dir: state_dir.clone() },
+            shared_store: false,
             server_name: unique_server_name(),
             config_file: None,
             secret_key: None,
@@ -313,6 +314,7 @@ async fn serve(
                 server_name: config.server_name.clone(),
                 remote_setup: holmd::service::RemoteSetup::default(),
                 limits: config.limits,
+                shared_store: config.shared_store,
             });
             service.keep_recordings(config.state_dir.join("recordings"));
             service.recover().await.expect("take back the boxes");

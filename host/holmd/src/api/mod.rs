@@ -273,6 +273,12 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     } else {
         (req, crate::timeline::capture::Seen::default())
     };
+    // On a shared store, what other replicas wrote is read first.
+    match box_of(&path) {
+        Some(id) => state.service.hold(&id).await,
+        None if path == "/v1/boxes" && method == Method::GET => state.service.sync_fleet().await,
+        None => {}
+    }
     let response = next.run(req).await;
     let box_id = response.extensions().get::<TraceBox>().map(|t| t.0.clone()).or(from_path);
     let Some(box_id) = box_id.filter(|id| state.service.has(id)) else { return response };

@@ -126,6 +126,12 @@ impl Boxes {
         self.write().insert(entry.id(), entry);
     }
 
+    /// Inserts a box read from a shared store unless one with its id is
+    /// held already; answers the box held.
+    pub(super) fn insert_new(&self, entry: Arc<Entry>) -> Arc<Entry> {
+        Arc::clone(self.write().entry(entry.id()).or_insert(entry))
+    }
+
     /// Inserts the boxes read from the store (recovery) at once, without
     /// the box limit.
     pub(super) fn insert_all(&self, all: &[Arc<Entry>]) {

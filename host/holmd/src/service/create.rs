@@ -148,6 +148,7 @@ impl Service {
             pool: None,
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         };
         self.launch_recorded(record, plan.offered.runtime, plan.resolved).await
     }

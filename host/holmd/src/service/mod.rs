@@ -17,7 +17,8 @@
 //! - `bridge`: the Chromium bridge's secret and access;
 //! - `remotes`: the registry of remote runtimes;
 //! - `viewers`: viewer and takeover URLs, the viewer key, and the handoff.
-//! - `pool`: warm pools, their claims and refills.
+//! - `pool`: warm pools, their claims and refills;
+//! - `fleet`: catching up with replicas that share the store.
 //!
 //! [`Service`] composes components that own their state, each a struct with
 //! private fields in the file of its concern, whose doc says which locks it
@@ -38,6 +39,7 @@ mod create;
 mod disk;
 mod errors;
 mod expiry;
+mod fleet;
 mod idempotency;
 mod lifecycle;
 mod limits;
@@ -76,7 +78,7 @@ pub use self::runtimes::{Offered, lifetimes_with};
 pub use self::state::Entry;
 use self::timeline::Timeline;
 use crate::clock::Clock;
-use crate::store::{BoxRecord, Store};
+use crate::store::{BoxRecord, Store, StoreError};
 
 /// The server name of a server that sets none; boxes without a server label
 /// (made before servers had names) belong to it.
@@ -120,6 +122,8 @@ pub struct Service {
     pools: Pools,
     /// Removed boxes' recordings.
     recordings: Recordings,
+    /// Whether other replicas share the store (`HOLM_SHARED_STORE`).
+    shared_store: bool,
 }
 
 /// What a service is made of.
@@ -141,6 +145,9 @@ pub struct Parts {
     /// `HOLM_MAX_BOXES`, lowered by the runtimes file's `max_boxes` (see
     /// [`Limits::with_file_max_boxes`]).
     pub limits: Limits,
+    /// Whether other replicas share the store (`HOLM_SHARED_STORE`; see
+    /// `service::fleet`).
+    pub shared_store: bool,
 }
 
 impl Service {
@@ -161,6 +168,7 @@ impl Service {
             server_name,
             remote_setup: RemoteSetup::default(),
             limits: Limits::default(),
+            shared_store: false,
         })
     }
 
@@ -180,6 +188,7 @@ impl Service {
             limits: parts.limits,
             pools: Pools::default(),
             recordings: Recordings::new(parts.limits.recordings_bytes),
+            shared_store: parts.shared_store,
         })
     }
 
@@ -194,12 +203,18 @@ impl Service {
     }
 
     /// Writes the newest copy of a box's record. A failure is logged: the
-    /// box goes on, and the next write carries the change.
+    /// box goes on, and the next write carries the change. A write the
+    /// store refuses because the box is removed there (through another
+    /// replica) takes the removal.
     async fn save(&self, entry: &Entry) {
         let _one_writer = entry.write.lock().await;
         let record = entry.record();
-        if let Err(e) = self.store.put_box(&record).await {
-            tracing::error!(box_id = %record.id, error = %e, "cannot write the box record");
+        match self.store.put_box(&record).await {
+            Ok(()) => entry.was_written(record.rev),
+            Err(StoreError::Removed { .. }) => self.took_removal(entry).await,
+            Err(e) => {
+                tracing::error!(box_id = %record.id, error = %e, "cannot write the box record");
+            }
         }
     }
 
@@ -225,11 +240,18 @@ impl Service {
     }
 
     /// Waits until the box is in `target` (or can no longer get there), at
-    /// most `timeout`.
+    /// most `timeout`. On a shared store, until that copy is written too,
+    /// so another replica asked next answers it the same.
     pub async fn wait(&self, entry: &Entry, target: BoxState, timeout: Duration) -> BoxInfo {
         let mut rx = entry.subscribe();
         let done = |s: &BoxState| wait_is_over(target, *s);
-        let _ = tokio::time::timeout(timeout, rx.wait_for(done)).await;
+        let waited = async {
+            let _ = rx.wait_for(done).await;
+            if self.shared_store {
+                entry.until_written().await;
+            }
+        };
+        let _ = tokio::time::timeout(timeout, waited).await;
         entry.info()
     }
 
@@ -303,6 +325,7 @@ impl Service {
                 // is logged; the next second's round runs as ever, so no
                 // single record can stop expiry for every box.
                 let round = async {
+                    service.sync_fleet().await;
                     service.expire_due().await;
                     service.flush().await;
                     service.spawn_refill();

@@ -236,6 +236,11 @@ impl Service {
     /// Starts the boxes each pool lacks, within the server's box limit, and
     /// removes pooled boxes no pool wants any more. One refill at a time.
     pub async fn refill_pools(self: &Arc<Self>) {
+        // Pools are each server's own; on a store other replicas share, two
+        // could claim one pooled box, so none is kept (docs/deploy.md).
+        if self.shared_store() {
+            return;
+        }
         let Some(_one) = self.pools.refill_turn() else { return };
         for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
@@ -308,6 +313,7 @@ impl Service {
             pool: Some(key.to_owned()),
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         };
         let mut resolved = resolved.clone();
         resolved.lifetime_secs = offered.lifetimes.max_secs;

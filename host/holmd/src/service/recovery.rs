@@ -47,7 +47,8 @@ impl Service {
         let entries: Vec<Arc<Entry>> = records.into_iter().map(Entry::new).collect();
         self.boxes.insert_all(&entries);
         for entry in entries {
-            if entry.record().state.is_live() {
+            let r = entry.record();
+            if r.state.is_live() && self.carries_on_making(&r) {
                 match self.take_back(&entry).await {
                     TakeBack::Found => summary.taken_back += 1,
                     TakeBack::Resumed => summary.resumed += 1,
@@ -206,7 +207,9 @@ impl Service {
         making: bool,
         runtime: Arc<dyn Runtime>,
     ) -> TakeBack {
-        let now = self.clock.now_secs();
+        // Downtime is not idleness: the idle clock starts again. Not on a
+        // shared store, whose other replicas served the box meanwhile.
+        let restart_idle = if self.shared_store() { 0 } else { self.clock.now_secs() };
         entry.update(|r| {
             r.machine_id = Some(m.id.clone());
             // Endpoints may have moved; a paused box's bridge is read again
@@ -214,8 +217,7 @@ impl Service {
             r.bridge = m.bridge().cloned();
             r.viewer = m.viewer().cloned();
             r.reason = None;
-            // Downtime is not idleness: the idle clock starts again.
-            r.last_activity = r.last_activity.max(now);
+            r.last_activity = r.last_activity.max(restart_idle);
             (r.state, r.guest) = match m.state {
                 MachineState::Running if making => (BoxState::Starting, m.guest().cloned()),
                 MachineState::Running => (BoxState::Running, m.guest().cloned()),
@@ -237,8 +239,9 @@ impl Service {
                 }
                 entry.update(|r| r.guest_proto = Some(health.proto));
             }
-            // A secret handed out before the restart stops working.
-            self.arm_bridge(entry, &guest, true).await;
+            // A secret handed out before the restart stops working; not on
+            // a shared store, where the other replicas still serve it.
+            self.arm_bridge(entry, &guest, !self.shared_store()).await;
             // The same desktop: its viewer URLs keep working.
             self.arm_viewers(entry, &guest, false).await;
         }
@@ -297,6 +300,9 @@ impl Service {
         // own runtime's, by its label.
         if m.labels.get(LABEL_RUNTIME).is_some_and(|r| r != runtime_name && self.takes(r)) {
             return Scanned::NotOurs;
+        }
+        if self.any_box(&id).is_none() && self.leave_alone(&id).await {
+            return Scanned::Known;
         }
         if let Some(entry) = self.any_box(&id) {
             let r = entry.record();
@@ -400,6 +406,7 @@ impl Service {
             pool: None,
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         };
         let entry = Entry::new(record);
         if let Some(endpoint) = &entry.record().guest {

@@ -155,6 +155,9 @@ pub fn require_running(record: &BoxRecord) -> Result<(), Error> {
 pub struct Entry {
     record: Mutex<BoxRecord>,
     changed: watch::Sender<BoxState>,
+    /// The newest `rev` of the record known to be in the store (written
+    /// by this server, or read from it).
+    written: watch::Sender<u64>,
     /// Serializes the changes the runtime makes to this box.
     pub(super) op: tokio::sync::Mutex<()>,
     /// Serializes writes of this record, each of the newest copy.
@@ -168,9 +171,11 @@ pub struct Entry {
 impl Entry {
     pub(super) fn new(record: BoxRecord) -> Arc<Self> {
         let (changed, _) = watch::channel(record.state);
+        let (written, _) = watch::channel(record.rev);
         Arc::new(Self {
             record: Mutex::new(record),
             changed,
+            written,
             op: tokio::sync::Mutex::new(()),
             write: tokio::sync::Mutex::new(()),
             progress: super::progress::ProgressLog::default(),
@@ -198,14 +203,44 @@ impl Entry {
         self.changed.subscribe()
     }
 
-    /// Changes the record whatever its state.
+    /// Changes the record whatever its state; a change moves its `rev` one
+    /// on, so the copy differs from every copy written before it.
     pub(super) fn update(&self, f: impl FnOnce(&mut BoxRecord)) -> BoxRecord {
         let mut r = self.record.lock().unwrap_or_else(|e| e.into_inner());
+        let before = r.clone();
         f(&mut r);
+        if *r != before {
+            r.rev = before.rev.max(r.rev).saturating_add(1);
+        }
         let copy = r.clone();
         drop(r);
         self.changed.send_replace(copy.state);
         copy
+    }
+
+    /// Takes a copy read from the store in place of the record: it is
+    /// written as it is, so its `rev` stays.
+    pub(super) fn take(&self, stored: BoxRecord) {
+        let (rev, state) = (stored.rev, stored.state);
+        *self.record.lock().unwrap_or_else(|e| e.into_inner()) = stored;
+        self.was_written(rev);
+        self.changed.send_replace(state);
+    }
+
+    /// Notes that the copy of `rev` is in the store.
+    pub(super) fn was_written(&self, rev: u64) {
+        self.written.send_if_modified(|w| {
+            let newer = rev > *w;
+            *w = (*w).max(rev);
+            newer
+        });
+    }
+
+    /// Waits until the copy the record is now is in the store (or a newer
+    /// one is): an answer given after it holds for every replica.
+    pub(super) async fn until_written(&self) {
+        let rev = self.record.lock().unwrap_or_else(|e| e.into_inner()).rev;
+        let _ = self.written.subscribe().wait_for(|w| *w >= rev).await;
     }
 
     /// Makes `step` (and `f`'s other changes) only while the box is in one
@@ -310,6 +345,7 @@ mod tests {
             pool: None,
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         });
         assert!(!entry.transition(Move::READY, |r| r.reason = Some("no".into())));
         assert_eq!((entry.record().state, entry.record().reason), (BoxState::Removed, None));

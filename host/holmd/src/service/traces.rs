@@ -37,6 +37,9 @@ impl Service {
         self.timeline.write().await;
         let dirty = self.expiry.take_moved();
         for id in &dirty {
+            // On a shared store, another replica's newer copy first: only
+            // the idle deadline moved here.
+            self.hold(id).await;
             if let Ok(entry) = self.get(id) {
                 self.save(&entry).await;
             }

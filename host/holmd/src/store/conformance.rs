@@ -7,7 +7,7 @@
 use holm::runtime::Endpoint;
 use holm_proto::host::{BoxSpec, BoxState, Placement, Trace};
 
-use super::{BoxRecord, IdempotencyRecord, RuntimeRecord, Store};
+use super::{BoxRecord, IdempotencyRecord, RuntimeRecord, Store, StoreError};
 
 /// A box record for tests.
 pub fn record(id: &str, created_at: u64) -> BoxRecord {
@@ -42,6 +42,7 @@ pub fn record(id: &str, created_at: u64) -> BoxRecord {
         pool: None,
         guest_proto: None,
         ended_at: None,
+        rev: 0,
     }
 }
 
@@ -96,6 +97,15 @@ pub async fn run(store: &dyn Store) {
     ra2.guest = None;
     store.put_box(&ra2).await.unwrap();
     assert_eq!(mine(store.boxes().await.unwrap()), vec![rb.clone(), ra2.clone()], "replaced");
+    // Removal is terminal: a stale copy written after it is refused and
+    // changes nothing; another removed copy still lands.
+    let err = store.put_box(&ra).await.expect_err("a write out of removed is refused");
+    assert!(matches!(&err, StoreError::Removed { id } if id == &a), "{err}");
+    assert_eq!(store.get_box(&a).await.unwrap().as_ref(), Some(&ra2), "removal stays");
+    let mut ra3 = ra2.clone();
+    ra3.reason = Some("expired: lifetime".into());
+    store.put_box(&ra3).await.unwrap();
+    assert_eq!(store.get_box(&a).await.unwrap().as_ref(), Some(&ra3), "removed to removed");
 
     // Concurrent writes all land.
     let many: Vec<BoxRecord> = (0..12).map(|i| record(&format!("box_m{i}{t}"), 3000 + i)).collect();

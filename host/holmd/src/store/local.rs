@@ -145,7 +145,16 @@ impl Store for LocalStore {
     async fn put_box(&self, record: &BoxRecord) -> Result<()> {
         let name = format!("{}.json", safe(&record.id)?);
         let record = record.clone();
-        self.blocking(move |dir| write_atomic(&dir.join("boxes"), &name, &record)).await
+        self.blocking(move |dir| {
+            let boxes = dir.join("boxes");
+            // One process writes a local store; the service writes one box
+            // at a time, so the look and the write do not race.
+            if !super::may_replace(read_json(&boxes.join(&name))?.as_ref(), &record) {
+                return Err(StoreError::Removed { id: record.id });
+            }
+            write_atomic(&boxes, &name, &record)
+        })
+        .await
     }
 
     async fn get_box(&self, id: &str) -> Result<Option<BoxRecord>> {

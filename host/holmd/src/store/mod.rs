@@ -49,6 +49,14 @@ pub enum StoreError {
     /// The configuration is wrong.
     #[error("{0}")]
     Config(String),
+    /// A write would have moved a removed box's record out of `removed`:
+    /// removal is terminal in the store, so a server holding an older copy
+    /// (another replica's, on a shared store) never brings the box back.
+    #[error("box {id} is removed in the store; its record stays removed")]
+    Removed {
+        /// The box.
+        id: String,
+    },
 }
 
 impl StoreError {
@@ -120,7 +128,9 @@ pub trait Store: Send + Sync + fmt::Debug {
     fn backend(&self) -> &'static str;
 
     /// Writes a box record, replacing the one with its id. Durable when it
-    /// returns.
+    /// returns. A stored record in `removed` is replaced only by one in
+    /// `removed`: any other write of it is refused with
+    /// [`StoreError::Removed`] and changes nothing ([`may_replace`]).
     async fn put_box(&self, record: &BoxRecord) -> Result<()>;
     /// One box record.
     async fn get_box(&self, id: &str) -> Result<Option<BoxRecord>>;
@@ -238,6 +248,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(bytes);
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `new` may replace the stored record `old`: never out of
+/// `removed`, the terminal state. Each backend checks it in its write
+/// (PostgreSQL and SQLite in the statement itself).
+pub(crate) fn may_replace(old: Option<&BoxRecord>, new: &BoxRecord) -> bool {
+    old.is_none_or(|o| {
+        o.state != holm_proto::host::BoxState::Removed
+            || new.state == holm_proto::host::BoxState::Removed
+    })
 }
 
 /// Orders records the way [`Store::boxes`] answers them.

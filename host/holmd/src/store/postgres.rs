@@ -124,15 +124,23 @@ impl Store for PostgresStore {
 
     async fn put_box(&self, record: &BoxRecord) -> Result<()> {
         let body = to_json(record)?;
-        self.client()
+        // Never out of `removed` (`super::may_replace`), in the statement:
+        // one row lock, so two replicas writing at once cannot both pass.
+        let written = self
+            .client()
             .await?
             .execute(
                 "INSERT INTO holm_boxes (id, created_at, body) VALUES ($1, $2, $3)
-                 ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at, body = EXCLUDED.body",
+                 ON CONFLICT (id) DO UPDATE SET created_at = EXCLUDED.created_at, body = EXCLUDED.body
+                 WHERE (holm_boxes.body::jsonb ->> 'state') IS DISTINCT FROM 'removed'
+                    OR (EXCLUDED.body::jsonb ->> 'state') = 'removed'",
                 &[&record.id, &secs(record.created_at), &body],
             )
             .await
             .map_err(db)?;
+        if written == 0 {
+            return Err(StoreError::Removed { id: record.id.clone() });
+        }
         Ok(())
     }
 

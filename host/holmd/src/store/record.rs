@@ -80,6 +80,11 @@ pub struct BoxRecord {
     /// record is pruned a retention period later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<u64>,
+    /// How many times the record changed: one more at each change, so a
+    /// server sharing its store with others (`HOLM_SHARED_STORE`) takes a
+    /// stored copy newer than its own (see `service::fleet`).
+    #[serde(default)]
+    pub rev: u64,
 }
 
 /// One viewer URL's grant: what its token opens, until when. The token is
@@ -211,6 +216,7 @@ mod tests {
             pool: None,
             guest_proto: None,
             ended_at: None,
+            rev: 0,
         }
     }
 

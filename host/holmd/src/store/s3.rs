@@ -321,7 +321,20 @@ impl Store for S3Store {
 
     async fn put_box(&self, record: &BoxRecord) -> Result<()> {
         let body = serde_json::to_vec(record).map_err(s3)?;
-        self.put(&self.key(&format!("boxes/{}.json", record.id)), body).await
+        let key = self.key(&format!("boxes/{}.json", record.id));
+        // Read, then write: S3 replaces objects whole, with no condition on
+        // their content, so two servers writing one box at once may race
+        // (docs/deploy.md says so); one server never does.
+        let stored: Option<BoxRecord> = match self.get_json("box record", &key).await {
+            Ok(r) => r,
+            // An unreadable record is replaced, as before this check.
+            Err(StoreError::Corrupt { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        if !super::may_replace(stored.as_ref(), record) {
+            return Err(StoreError::Removed { id: record.id.clone() });
+        }
+        self.put(&key, body).await
     }
 
     async fn get_box(&self, id: &str) -> Result<Option<BoxRecord>> {

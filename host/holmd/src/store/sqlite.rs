@@ -102,12 +102,19 @@ impl Store for SqliteStore {
     async fn put_box(&self, record: &BoxRecord) -> Result<()> {
         let (id, created, body) = (record.id.clone(), secs(record.created_at), to_json(record)?);
         self.with(move |c| {
-            c.execute(
-                "INSERT INTO boxes (id, created_at, body) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body",
-                params![id, created, body],
-            )
-            .map_err(db)?;
+            // Never out of `removed` (`super::may_replace`), in the statement.
+            let written = c
+                .execute(
+                    "INSERT INTO boxes (id, created_at, body) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, body = excluded.body
+                     WHERE json_extract(boxes.body, '$.state') IS NOT 'removed'
+                        OR json_extract(excluded.body, '$.state') = 'removed'",
+                    params![id, created, body],
+                )
+                .map_err(db)?;
+            if written == 0 {
+                return Err(StoreError::Removed { id });
+            }
             Ok(())
         })
         .await

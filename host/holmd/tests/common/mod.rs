@@ -11,6 +11,31 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The environment that points holmd at `storage`.
+pub fn store_env(storage: &holmd::store::StoreConfig) -> Vec<(String, String)> {
+    use holmd::store::StoreConfig;
+    let mut env = vec![("HOLM_STORAGE_BACKEND".to_owned(), storage.backend().to_owned())];
+    match storage {
+        StoreConfig::Local { dir } => {
+            env.push(("HOLM_STATE_DIR".into(), dir.display().to_string()))
+        }
+        StoreConfig::Sqlite { path } => {
+            env.push(("HOLM_SQLITE_PATH".into(), path.display().to_string()));
+        }
+        StoreConfig::Postgres { url } => env.push(("HOLM_DATABASE_URL".into(), url.clone())),
+        StoreConfig::S3(c) => {
+            env.extend([
+                ("HOLM_S3_ENDPOINT".into(), c.endpoint.clone()),
+                ("HOLM_S3_BUCKET".into(), c.bucket.clone()),
+                ("HOLM_S3_PREFIX".into(), c.prefix.clone()),
+                ("HOLM_S3_ACCESS_KEY_ID".into(), c.access_key_id.clone()),
+                ("HOLM_S3_SECRET_ACCESS_KEY".into(), c.secret_access_key.clone()),
+            ]);
+        }
+    }
+    env
+}
+
 /// A running holmd.
 pub struct Holmd {
     child: Child,
