@@ -19,9 +19,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use holm_proto::host::{BoxState, CreateBox, Placement};
+use holm_proto::host::{CreateBox, Placement};
 use serde::Serialize;
 
+use super::pooled::create;
 use super::server::Server;
 use super::stats::{Samples, Summary};
 
@@ -113,20 +114,6 @@ async fn wait_for_pools(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(())
-}
-
-/// One create, until holmd answers running; the box is removed after.
-async fn create(server: &Server, request: &CreateBox) -> anyhow::Result<Duration> {
-    let t0 = Instant::now();
-    let limit = Some(crate::cold::START_LIMIT_SECS);
-    let info = server.client.create_box(request, limit).await.context("create a box")?;
-    let took = t0.elapsed();
-    server.made(&info.id);
-    if info.state != BoxState::Running {
-        bail!("box {} is {:?}: {}", info.id, info.state, info.reason.unwrap_or_default());
-    }
-    server.remove(&info.id).await?;
-    Ok(took)
 }
 
 /// The report of a `--kubernetes` run, as written to `--out`.

@@ -71,7 +71,7 @@ async fn wait_for_pool(pool: &Server) -> anyhow::Result<()> {
 }
 
 /// One create, until holmd answers running; the box is removed after.
-async fn create(server: &Server, request: &CreateBox) -> anyhow::Result<Duration> {
+pub(crate) async fn create(server: &Server, request: &CreateBox) -> anyhow::Result<Duration> {
     let t0 = Instant::now();
     let info = server
         .client

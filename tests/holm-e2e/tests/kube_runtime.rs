@@ -65,6 +65,22 @@ async fn containers_of_pod(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// A Kubernetes API stand-in, and a `kubernetes` runtime on it with
+/// `settings` (the stand-in's kubeconfig, in the directory kept with it),
+/// whose API answers.
+async fn on_a_standin(
+    settings: KubeSettings,
+) -> (KubeStandin, tempfile::TempDir, KubernetesRuntime) {
+    let standin = KubeStandin::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = Some(standin.write_kubeconfig(dir.path()));
+    let settings = KubeSettings { kubeconfig, ..settings };
+    let runtime =
+        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
+    runtime.ping().await.expect("the API answers");
+    (standin, dir, runtime)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_box_lives_as_a_pod_answers_through_its_endpoint_and_leaves_nothing() {
     if !e2e_enabled().await {
@@ -153,15 +169,8 @@ async fn a_pod_whose_image_does_not_pull_fails_the_create_and_is_removed() {
     if !e2e_enabled().await {
         return;
     }
-    let standin = KubeStandin::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let settings = KubeSettings {
-        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
-        mode: Mode::Pods,
-        ..Default::default()
-    };
-    let runtime =
-        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
+    let (standin, _dir, runtime) =
+        on_a_standin(KubeSettings { mode: Mode::Pods, ..Default::default() }).await;
     let box_id = "box_kubenoimage";
     let err = runtime
         .create(&spec("holm-box:no-such-image", box_id, "x"))
@@ -233,16 +242,8 @@ async fn a_box_is_a_claim_on_a_warm_pool_and_takes_its_secret_through_its_guest(
         return;
     }
     let image = holm_testkit::ensure_image().await;
-    let standin = KubeStandin::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let settings = KubeSettings {
-        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
-        warm_pool: 1,
-        ..Default::default()
-    };
-    let runtime =
-        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
-    runtime.ping().await.expect("the API answers");
+    let (standin, _dir, runtime) =
+        on_a_standin(KubeSettings { warm_pool: 1, ..Default::default() }).await;
 
     let (box_id, secret) = ("box_kubeclaim1", "s3cret-of-the-claimed-box");
     let name = object_name(box_id);
@@ -320,17 +321,12 @@ async fn a_claimed_box_stops_suspended_keeps_its_volume_and_starts_with_its_own_
         return;
     }
     let image = holm_testkit::ensure_image().await;
-    let standin = KubeStandin::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let settings = KubeSettings {
-        kubeconfig: Some(standin.write_kubeconfig(dir.path())),
+    let (standin, _dir, runtime) = on_a_standin(KubeSettings {
         mode: Mode::AgentSandbox,
         volume_size: Some("1Gi".into()),
         ..Default::default()
-    };
-    let runtime =
-        KubernetesRuntime::new("k8s", settings, DockerRuntime::connect("docker").unwrap());
-    runtime.ping().await.expect("the API answers");
+    })
+    .await;
     assert!(runtime.can().stop, "a box with a volume can stop");
 
     let (box_id, secret) = ("box_kubestop1", "s3cret-of-the-stopped-box");
