@@ -19,8 +19,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use holm::runtime::Runtime;
-use holm::runtime::docker::DockerRuntime;
 use holm_client::Client;
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
 use holm_testkit::services::{Postgres, S3, free_port};
@@ -164,16 +162,7 @@ async fn check(client: &Client, name: &str, made: &BTreeMap<String, String>) {
         let out = client.boxed(id).exec(&["echo", "ok"]).await.expect("a command reaches it");
         assert_eq!(out.stdout, "ok\n");
     }
-    let docker = DockerRuntime::connect("docker").unwrap();
-    let mut containers: Vec<String> = docker
-        .list()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(name))
-        .filter_map(|m| m.box_id)
-        .collect();
-    containers.sort();
+    let containers = common::labelled_boxes(name).await;
     let mut want: Vec<String> = want.into_iter().cloned().collect();
     want.sort();
     assert_eq!(containers, want, "containers without a record, or records without one");

@@ -9,8 +9,6 @@
 mod common;
 
 use common::Holmd;
-use holm::runtime::Runtime;
-use holm::runtime::docker::DockerRuntime;
 use holm_client::Client;
 use holm_proto::ErrorCode;
 use holm_proto::host::{BoxSpec, BoxState, CreateBox};
@@ -50,22 +48,6 @@ async fn replica(dir: &std::path::Path, storage: &StoreConfig, name: &str) -> (H
     holmd.name = name.to_owned();
     let client = Client::new(&holmd.url, Some(TOKEN));
     (holmd, client)
-}
-
-/// The ids of the containers labelled with the fleet's name, one per
-/// container.
-async fn containers(name: &str) -> Vec<String> {
-    let docker = DockerRuntime::connect("docker").unwrap();
-    let mut ids: Vec<String> = docker
-        .list()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|m| m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(name))
-        .filter_map(|m| m.box_id)
-        .collect();
-    ids.sort();
-    ids
 }
 
 async fn listed(client: &Client) -> Vec<String> {
@@ -126,7 +108,7 @@ async fn one_fleet(storage: StoreConfig) {
     let on_a = a.get_box(&id, None).await.expect("A still answers the box");
     assert_eq!(on_a.state, BoxState::Removed, "A reports the removal: {on_a:?}");
     assert!(listed(&a).await.is_empty(), "A lists no removed box");
-    assert!(containers(&name).await.is_empty(), "the removed box's container is gone");
+    assert!(common::labelled_boxes(&name).await.is_empty(), "the removed box's container is gone");
 
     // Touching it through A brings nothing back: a command is refused as
     // not running, a stale copy's write is refused by the store, and both
@@ -148,7 +130,11 @@ async fn one_fleet(storage: StoreConfig) {
     let (_c, c) = replica(&dir.path().join("c"), &storage, &name).await;
     let up = c.get_box(&making.id, Some((BoxState::Running, 120))).await.unwrap();
     assert_eq!(up.state, BoxState::Running, "{up:?}");
-    assert_eq!(containers(&name).await, vec![making.id.clone()], "one machine for the box");
+    assert_eq!(
+        common::labelled_boxes(&name).await,
+        vec![making.id.clone()],
+        "one machine for the box"
+    );
     for client in [&a, &b, &c] {
         assert_eq!(listed(client).await, vec![making.id.clone()]);
     }
@@ -166,5 +152,5 @@ async fn one_fleet(storage: StoreConfig) {
     }
     assert_eq!(a.remove_box(&making.id).await.unwrap().state, BoxState::Removed);
     assert_eq!(c.get_box(&making.id, None).await.unwrap().state, BoxState::Removed);
-    assert!(containers(&name).await.is_empty());
+    assert!(common::labelled_boxes(&name).await.is_empty());
 }

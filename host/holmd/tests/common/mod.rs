@@ -156,3 +156,21 @@ impl Drop for Holmd {
         }
     }
 }
+
+/// The ids of the boxes whose containers on Docker are labelled with the
+/// server name `name`, sorted, one per container.
+#[allow(dead_code)] // Not every test binary that includes this module looks.
+pub async fn labelled_boxes(name: &str) -> Vec<String> {
+    use holm::runtime::Runtime;
+    let docker = holm::runtime::docker::DockerRuntime::connect("docker").unwrap();
+    let mut ids: Vec<String> = docker
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.labels.get(holm::runtime::LABEL_SERVER).map(String::as_str) == Some(name))
+        .filter_map(|m| m.box_id)
+        .collect();
+    ids.sort();
+    ids
+}
