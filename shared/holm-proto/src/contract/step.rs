@@ -7,8 +7,9 @@
 use crate::timeline::StepKind;
 
 /// Where a step's parameters come from. Each route's path parameters but
-/// the box's `{id}` are added after them (`screen` as a number), and a
-/// raw body's size last ([`Params::Counted`]).
+/// the box's `{id}` are added after them (`screen` as a number), and, for
+/// a route whose body is raw bytes ([`super::Body::Bytes`]), the body's
+/// size as it streamed (`bytes`) last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Params {
     /// None of its own: only the path parameters.
@@ -24,9 +25,6 @@ pub enum Params {
     Command,
     /// The query's parameters, a credential's value replaced.
     Query,
-    /// The query's parameters, then the size of the raw body as it
-    /// streamed (`bytes`).
-    Counted,
     /// Only the size of the JSON body (`bytes`): a browser state.
     BodySize,
     /// Only the length of the body's `text` (`chars`): the clipboard.
