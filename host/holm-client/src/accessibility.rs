@@ -12,8 +12,7 @@ impl BoxClient {
     /// The accessibility tree of the focused window of a screen, or of the
     /// whole screen (`query.all`), bounded in depth and count.
     pub async fn accessibility(&self, query: &TreeQuery) -> Result<Tree> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/accessibility");
-        self.json(&url, rb.query(query)).await
+        self.call_with(&holm_proto::contract::ACCESSIBILITY, &[], query, &()).await
     }
 
     /// Clicks a node or sets its value, found by id or by role and name.

@@ -7,7 +7,7 @@
 use std::time::{Duration, SystemTime};
 
 use holm_proto::agent::{AgentAccess, AgentRequest, AgentToken};
-use holm_proto::contract::server;
+use holm_proto::contract::{self, server};
 
 use crate::boxes::BoxClient;
 use crate::endpoint::Endpoint;
@@ -28,13 +28,12 @@ impl BoxClient {
 
     /// Makes an agent credential (straight against a guest only).
     pub async fn agent_token(&self, ttl_secs: Option<u32>) -> Result<AgentToken> {
-        self.post_json("/agent/tokens", &AgentRequest { ttl_secs }).await
+        self.call(&contract::AGENT_TOKEN, &[], &AgentRequest { ttl_secs }).await
     }
 
     /// Revokes every agent credential (straight against a guest only).
     pub async fn revoke_agent_tokens(&self) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::DELETE, "/agent/tokens");
-        self.send(&url, rb).await.map(drop)
+        self.call(&contract::REVOKE_AGENT_TOKENS, &[], &()).await
     }
 }
 
@@ -55,7 +54,7 @@ pub async fn agent_access(
     Ok(AgentAccess {
         box_id: box_id.to_owned(),
         url: endpoint.url().to_owned(),
-        openapi_url: endpoint.join("/v1/openapi.json"),
+        openapi_url: endpoint.join(contract::OPENAPI.route.path),
         headers,
         expires_at: humantime::format_rfc3339_seconds(expires).to_string(),
     })

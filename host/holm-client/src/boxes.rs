@@ -3,12 +3,13 @@
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, TryStreamExt};
 use holm_proto::contract::server::ServerCall;
-use holm_proto::contract::{self, Body, Call};
+use holm_proto::contract::{self, Body, Call, GuestRoute};
 use holm_proto::guest::{
     Action, Button, CommandEvent, CommandRequest, CommandResult, CursorPosition, FileInfo,
-    FileStat, Health, Info, InputRequest, InputResult, MkdirRequest, OutputEvent, OutputPage, Page,
-    ProcessInfo, ProcessStart, Region, RemoveRequest, RenameRequest, Screen, ScreenshotMeta,
-    ScreenshotOptions, SignalName, SignalRequest, headers,
+    FileStat, Health, Info, InputRequest, InputResult, ListQuery, MkdirRequest, OutputEvent,
+    OutputPage, OutputQuery, PathQuery, ProcessInfo, ProcessStart, Region, RemoveRequest,
+    RenameRequest, Screen, ScreenshotMeta, ScreenshotOptions, SignalName, SignalRequest,
+    StdinQuery, WriteQuery, headers,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -144,6 +145,18 @@ impl BoxClient {
             .map_err(|e| ClientError::Protocol { url: url.to_owned(), message: e.to_string() })
     }
 
+    /// The request of guest route `route` (a record of
+    /// [`holm_proto::contract::GUEST_ROUTES`]), its `{name}` parameters
+    /// filled with `params` in order: the one place a guest path is made.
+    pub(crate) fn open(
+        &self,
+        route: &GuestRoute,
+        params: &[&str],
+    ) -> Result<(String, reqwest::RequestBuilder)> {
+        let path = route::fill("", route.path.trim_start_matches("/v1"), route.method, params)?;
+        Ok(self.request(route::method(route.method), &path))
+    }
+
     /// Calls `call`, a typed guest route of the contract
     /// ([`holm_proto::contract`]), with `params` filling its `{name}`
     /// parameters in order and `body` as its JSON body (`&()` for none):
@@ -155,12 +168,28 @@ impl BoxClient {
         params: &[&str],
         body: &Req,
     ) -> Result<Resp> {
+        self.call_with(call, params, &(), body).await
+    }
+
+    /// [`Self::call`] of a route that takes query parameters, the fields of
+    /// `query`.
+    pub async fn call_with<Q: Serialize, Req: Serialize, Resp: DeserializeOwned>(
+        &self,
+        call: &Call<Req, Resp, Q>,
+        params: &[&str],
+        query: &Q,
+        body: &Req,
+    ) -> Result<Resp> {
         let route = &call.route;
-        let path = route::fill("", route.path.trim_start_matches("/v1"), route.method, params)?;
-        let method = route::method(route.method);
-        let (url, rb) = self.request(method, &path);
-        let rb = if matches!(route.op.body, Body::Json(_)) { rb.json(body) } else { rb };
-        self.json(&url, rb).await
+        let (url, mut rb) = self.open(route, params)?;
+        if route.op.query.is_some() {
+            rb = rb.query(query);
+        }
+        if matches!(route.op.body, Body::Json(_)) {
+            rb = rb.json(body);
+        }
+        let response = self.send(&url, rb).await?;
+        route::read(&url, route.op.answer, response).await
     }
 
     /// Calls `call`, a route of holmd's own under `/v1/boxes/{id}`, for
@@ -190,27 +219,13 @@ impl BoxClient {
         route::read(&url, r.op.answer, response).await
     }
 
-    pub(crate) async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T> {
-        let (url, rb) = self.request(reqwest::Method::GET, path);
-        self.json(&url, rb).await
-    }
-
-    pub(crate) async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T> {
-        let (url, rb) = self.request(reqwest::Method::POST, path);
-        self.json(&url, rb.json(body)).await
-    }
-
     /// The guest's health, without a credential (guest clients only).
     pub async fn health(&self) -> Result<Health> {
         let root = self.root.as_deref().ok_or_else(|| ClientError::Protocol {
             url: self.base.clone(),
             message: "health is asked of a guest; through holmd, get the box".into(),
         })?;
-        let url = format!("{root}/health");
+        let url = format!("{root}{}", contract::HEALTH.route.path);
         let rb = self.through_endpoint(self.http.get(&url));
         self.json(&url, rb).await
     }
@@ -232,8 +247,7 @@ impl BoxClient {
 
     /// A screenshot of `screen`.
     pub async fn screenshot(&self, screen: u8, options: &ScreenshotOptions) -> Result<Screenshot> {
-        let (url, rb) =
-            self.request(reqwest::Method::GET, &format!("/screens/{screen}/screenshot"));
+        let (url, rb) = self.open(&contract::SCREENSHOT, &[&screen.to_string()])?;
         let response = self.send(&url, rb.query(&screenshot_query(options))).await?;
         read_screenshot(&url, response).await
     }
@@ -242,7 +256,8 @@ impl BoxClient {
     pub async fn input(&self, screen: u8, request: &InputRequest) -> Result<InputResult> {
         let mut request = request.clone();
         request.screenshot = None;
-        self.post_json(&format!("/screens/{screen}/input"), &request).await
+        let (url, rb) = self.open(&contract::INPUT, &[&screen.to_string()])?;
+        self.json(&url, rb.json(&request)).await
     }
 
     /// Runs input actions, waits as asked, and answers the screenshot after
@@ -250,7 +265,7 @@ impl BoxClient {
     pub async fn act_and_see(&self, screen: u8, request: &InputRequest) -> Result<Screenshot> {
         let mut request = request.clone();
         request.screenshot.get_or_insert_with(ScreenshotOptions::default);
-        let (url, rb) = self.request(reqwest::Method::POST, &format!("/screens/{screen}/input"));
+        let (url, rb) = self.open(&contract::INPUT, &[&screen.to_string()])?;
         let response = self.send(&url, rb.json(&request)).await?;
         read_screenshot(&url, response).await
     }
@@ -304,7 +319,7 @@ impl BoxClient {
         &self,
         request: &CommandRequest,
     ) -> Result<impl Stream<Item = Result<CommandEvent>> + use<>> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/commands/stream");
+        let (url, rb) = self.open(&contract::COMMAND_STREAM, &[])?;
         let response = self.send(&url, rb.json(request)).await?;
         Ok(ndjson(url, response))
     }
@@ -326,8 +341,9 @@ impl BoxClient {
 
     /// The output events after `cursor`, waiting up to `wait_ms` for a first one.
     pub async fn output(&self, id: &str, cursor: u64, wait_ms: u64) -> Result<OutputPage> {
-        self.get_json(&format!("/processes/{}/output?cursor={cursor}&wait_ms={wait_ms}", enc(id)))
-            .await
+        let query = OutputQuery { cursor: Some(cursor), wait_ms: Some(wait_ms), follow: None };
+        let (url, rb) = self.open(&contract::OUTPUT, &[id])?;
+        self.json(&url, rb.query(&query)).await
     }
 
     /// Follows a process's output from `cursor` until it ends.
@@ -336,11 +352,9 @@ impl BoxClient {
         id: &str,
         cursor: u64,
     ) -> Result<impl Stream<Item = Result<OutputEvent>> + use<>> {
-        let (url, rb) = self.request(
-            reqwest::Method::GET,
-            &format!("/processes/{}/output?cursor={cursor}&follow=true", enc(id)),
-        );
-        let response = self.send(&url, rb).await?;
+        let query = OutputQuery { cursor: Some(cursor), follow: Some(true), wait_ms: None };
+        let (url, rb) = self.open(&contract::OUTPUT, &[id])?;
+        let response = self.send(&url, rb.query(&query)).await?;
         Ok(ndjson(url, response))
     }
 
@@ -352,8 +366,8 @@ impl BoxClient {
         data: impl Into<reqwest::Body>,
         eof: bool,
     ) -> Result<()> {
-        let (url, rb) =
-            self.request(reqwest::Method::POST, &format!("/processes/{}/stdin?eof={eof}", enc(id)));
+        let (url, rb) = self.open(&contract::STDIN, &[id])?;
+        let rb = rb.query(&StdinQuery { eof: Some(eof) });
         self.send(&url, rb.header(reqwest::header::CONTENT_TYPE, OCTET_STREAM).body(data.into()))
             .await
             .map(drop)
@@ -361,10 +375,8 @@ impl BoxClient {
 
     /// Sends a signal, such as `TERM`, to a process.
     pub async fn signal(&self, id: &str, signal: &str) -> Result<()> {
-        let (url, rb) =
-            self.request(reqwest::Method::POST, &format!("/processes/{}/signal", enc(id)));
         let body = SignalRequest { signal: SignalName::Name(signal.to_owned()) };
-        self.send(&url, rb.json(&body)).await.map(drop)
+        self.call(&contract::SIGNAL, &[id], &body).await
     }
 
     /// Reads a whole file.
@@ -385,8 +397,8 @@ impl BoxClient {
     }
 
     async fn read_file_response(&self, path: &str) -> Result<(String, reqwest::Response)> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/files/content");
-        let response = self.send(&url, rb.query(&[("path", path)])).await?;
+        let (url, rb) = self.open(&contract::READ_FILE, &[])?;
+        let response = self.send(&url, rb.query(&PathQuery { path: path.to_owned() })).await?;
         Ok((url, response))
     }
 
@@ -397,11 +409,8 @@ impl BoxClient {
         body: impl Into<reqwest::Body>,
         mode: Option<&str>,
     ) -> Result<FileInfo> {
-        let (url, rb) = self.request(reqwest::Method::PUT, "/files/content");
-        let mut query = vec![("path", path)];
-        if let Some(m) = mode {
-            query.push(("mode", m));
-        }
+        let (url, rb) = self.open(&contract::WRITE_FILE, &[])?;
+        let query = WriteQuery { path: path.to_owned(), mode: mode.map(str::to_owned) };
         self.json(
             &url,
             rb.query(&query).header(reqwest::header::CONTENT_TYPE, OCTET_STREAM).body(body),
@@ -411,16 +420,13 @@ impl BoxClient {
 
     /// Lists a directory, `depth` levels down.
     pub async fn list(&self, path: &str, depth: u32) -> Result<Vec<FileInfo>> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/files/list");
-        let page: Page<FileInfo> =
-            self.json(&url, rb.query(&[("path", path), ("depth", &depth.to_string())])).await?;
-        Ok(page.data)
+        let query = ListQuery { path: path.to_owned(), depth: Some(depth), ..ListQuery::default() };
+        Ok(self.call_with(&contract::LIST, &[], &query, &()).await?.data)
     }
 
     /// Describes a path, or says it does not exist.
     pub async fn stat(&self, path: &str) -> Result<FileStat> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/files/stat");
-        self.json(&url, rb.query(&[("path", path)])).await
+        self.call_with(&contract::STAT, &[], &PathQuery { path: path.to_owned() }, &()).await
     }
 
     /// Makes a directory and its parents.
@@ -431,22 +437,16 @@ impl BoxClient {
 
     /// Removes a path; `recursive` for a directory with contents.
     pub async fn remove(&self, path: &str, recursive: bool) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::POST, "/files/remove");
         let body = RemoveRequest { path: path.to_owned(), recursive };
-        self.send(&url, rb.json(&body)).await.map(drop)
+        self.call(&contract::REMOVE, &[], &body).await
     }
 
     /// Renames a path.
     pub async fn rename(&self, from: &str, to: &str, overwrite: bool) -> Result<FileInfo> {
-        self.post_json(
-            "/files/rename",
-            &RenameRequest { from: from.to_owned(), to: to.to_owned(), overwrite },
-        )
-        .await
+        let body = RenameRequest { from: from.to_owned(), to: to.to_owned(), overwrite };
+        self.call(&contract::RENAME, &[], &body).await
     }
 }
-
-pub(crate) use crate::route::enc;
 
 fn screenshot_query(o: &ScreenshotOptions) -> Vec<(&'static str, String)> {
     let mut q = Vec::new();
@@ -554,4 +554,54 @@ pub(crate) fn ndjson<T: DeserializeOwned + Send + 'static>(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use holm_proto::guest::TabQuery;
+    use holm_proto::viewer::EventsQuery;
+
+    use super::*;
+
+    /// The URL of guest route `route` with `params` and the query `q`.
+    fn url_of<Q: Serialize>(route: &GuestRoute, params: &[&str], q: &Q) -> String {
+        let guest = BoxClient::guest("http://h:1", "s");
+        let (_, rb) = guest.open(route, params).unwrap();
+        rb.query(q).build().unwrap().url().to_string()
+    }
+
+    #[test]
+    fn guest_paths_come_from_their_records_and_queries_from_their_types() {
+        let output = OutputQuery { cursor: Some(5), wait_ms: Some(100), follow: None };
+        assert_eq!(
+            url_of(&contract::OUTPUT, &["p 1"], &output),
+            "http://h:1/v1/processes/p+1/output?cursor=5&wait_ms=100"
+        );
+        let follow = OutputQuery { cursor: Some(0), follow: Some(true), wait_ms: None };
+        assert!(url_of(&contract::OUTPUT, &["p"], &follow).ends_with("?cursor=0&follow=true"));
+        let eof = StdinQuery { eof: Some(true) };
+        assert!(url_of(&contract::STDIN, &["p"], &eof).ends_with("/processes/p/stdin?eof=true"));
+        let list = ListQuery { path: "/tmp".into(), depth: Some(2), ..ListQuery::default() };
+        assert!(
+            url_of(&contract::LIST.route, &[], &list).ends_with("/files/list?path=%2Ftmp&depth=2")
+        );
+        let write = WriteQuery { path: "/a".into(), mode: None };
+        assert!(url_of(&contract::WRITE_FILE, &[], &write).ends_with("/files/content?path=%2Fa"));
+        let events = EventsQuery { after: Some(3), timeout_secs: Some(0) };
+        let events = url_of(&contract::VIEWER_EVENTS.route, &[], &events);
+        assert!(events.ends_with("/viewers/events?after=3&timeout_secs=0"), "{events}");
+        let current = url_of(&contract::PAGE_TEXT.route, &[], &TabQuery { tab: None });
+        assert_eq!(current, "http://h:1/v1/browser/text");
+        let shot = url_of(
+            &contract::SCREENSHOT,
+            &["1"],
+            &screenshot_query(&ScreenshotOptions {
+                region: Some(Region { x: 1, y: 2, width: 3, height: 4 }),
+                ..ScreenshotOptions::default()
+            }),
+        );
+        assert_eq!(shot, "http://h:1/v1/screens/1/screenshot?region=1%2C2%2C3%2C4");
+        let missing = BoxClient::guest("http://h:1", "s").open(&contract::CLOSE_TAB.route, &[]);
+        assert!(missing.unwrap_err().to_string().contains("no value for {tab}"));
+    }
 }

@@ -11,14 +11,14 @@ use bytes::Bytes;
 use holm_proto::contract;
 use holm_proto::contract::server;
 use holm_proto::guest::{
-    BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult, FillRequest,
-    LoadStateResult, NavigateRequest, OpenTab, PageContent, PageImageFormat, PageResult,
-    PageScreenshotOptions, PressRequest, StorageState, Tab, Ticket, TicketRequest, TypeRequest,
-    WaitRequest, headers,
+    BoxSecret, BridgeSecret, BridgeStatus, ClickRequest, EvaluateRequest, EvaluateResult,
+    FillRequest, LoadStateResult, NavigateRequest, OpenTab, PageContent, PageImageFormat,
+    PageResult, PageScreenshotOptions, PressRequest, StorageState, Tab, TabQuery, Ticket,
+    TicketRequest, TypeRequest, WaitRequest, headers,
 };
 use holm_proto::host::{BridgeAccess, BridgeRequest};
 
-use crate::boxes::{BoxClient, enc};
+use crate::boxes::BoxClient;
 use crate::endpoint::Endpoint;
 use crate::error::{ClientError, Result, check, transport};
 
@@ -48,16 +48,12 @@ impl BoxClient {
 
     /// Closes a tab.
     pub async fn close_tab(&self, tab: &str) -> Result<()> {
-        let (url, rb) =
-            self.request(reqwest::Method::DELETE, &format!("/browser/tabs/{}", enc(tab)));
-        self.send(&url, rb).await.map(drop)
+        self.call(&contract::CLOSE_TAB, &[tab], &()).await
     }
 
     /// Brings a tab to the front and makes it the current one.
     pub async fn activate_tab(&self, tab: &str) -> Result<()> {
-        let (url, rb) =
-            self.request(reqwest::Method::POST, &format!("/browser/tabs/{}/activate", enc(tab)));
-        self.send(&url, rb).await.map(drop)
+        self.call(&contract::ACTIVATE_TAB, &[tab], &()).await
     }
 
     /// Loads `url` in the current tab and waits for its `load` event.
@@ -155,7 +151,7 @@ impl BoxClient {
 
     /// A screenshot of a tab (the viewport, or the whole page).
     pub async fn page_screenshot(&self, options: &PageScreenshotOptions) -> Result<PageScreenshot> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/browser/screenshot");
+        let (url, rb) = self.open(&contract::PAGE_SCREENSHOT, &[])?;
         let response = self.send(&url, rb.query(options)).await?;
         let h = response.headers().clone();
         let num = |name: &str| -> Result<u32> {
@@ -177,20 +173,12 @@ impl BoxClient {
 
     /// The text a person sees in a tab (default: the current one).
     pub async fn page_text(&self, tab: Option<&str>) -> Result<PageContent> {
-        self.content("/browser/text", tab).await
+        self.call_with(&contract::PAGE_TEXT, &[], &tab_query(tab), &()).await
     }
 
     /// The HTML of a tab (default: the current one).
     pub async fn page_html(&self, tab: Option<&str>) -> Result<PageContent> {
-        self.content("/browser/html", tab).await
-    }
-
-    async fn content(&self, path: &str, tab: Option<&str>) -> Result<PageContent> {
-        let (url, mut rb) = self.request(reqwest::Method::GET, path);
-        if let Some(t) = tab {
-            rb = rb.query(&[("tab", t)]);
-        }
-        self.json(&url, rb).await
+        self.call_with(&contract::PAGE_HTML, &[], &tab_query(tab), &()).await
     }
 
     /// The browser's cookies and the storage of every origin open in a tab.
@@ -218,29 +206,23 @@ impl BoxClient {
 
     /// Sets the bridge's secret (straight against a guest only).
     pub async fn set_bridge_secret(&self, secret: &str) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::PUT, "/bridge/secret");
-        let body = BridgeSecret { secret: secret.into() };
-        self.send(&url, rb.json(&body)).await.map(drop)
+        self.call(&contract::BRIDGE_SECRET, &[], &BridgeSecret { secret: secret.into() }).await
     }
 
     /// Replaces the box secret (straight against a guest only; the server
     /// never forwards it). This client keeps the old one: make a new client
     /// with the new secret.
     pub async fn set_box_secret(&self, secret: &str) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::PUT, "/secret");
-        let body =
-            holm_proto::guest::BoxSecret { secret: Some(secret.into()), secret_sha256: None };
-        self.send(&url, rb.json(&body)).await.map(drop)
+        let body = BoxSecret { secret: Some(secret.into()), secret_sha256: None };
+        self.call(&contract::SECRET, &[], &body).await
     }
 
     /// Replaces the box secret by the one whose SHA-256 is `digest` (64
     /// hexadecimal digits), for a caller that never holds the secret
     /// itself (straight against a guest only).
     pub async fn set_box_secret_digest(&self, digest: &str) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::PUT, "/secret");
-        let body =
-            holm_proto::guest::BoxSecret { secret: None, secret_sha256: Some(digest.into()) };
-        self.send(&url, rb.json(&body)).await.map(drop)
+        let body = BoxSecret { secret: None, secret_sha256: Some(digest.into()) };
+        self.call(&contract::SECRET, &[], &body).await
     }
 
     /// Issues a bridge ticket (straight against a guest only).
@@ -252,6 +234,11 @@ impl BoxClient {
     pub async fn bridge_status(&self) -> Result<BridgeStatus> {
         self.call(&contract::BRIDGE, &[], &()).await
     }
+}
+
+/// The query that names tab `tab`, or the current one.
+fn tab_query(tab: Option<&str>) -> TabQuery {
+    TabQuery { tab: tab.map(str::to_owned) }
 }
 
 /// Makes a [`BridgeAccess`] for a box: sets `secret` on its guest (the same

@@ -33,8 +33,7 @@ impl BoxClient {
         &self,
         file: &str,
     ) -> Result<impl Stream<Item = Result<Bytes>> + use<>> {
-        let (url, rb) =
-            self.request(reqwest::Method::GET, &format!("/recordings/{}", crate::boxes::enc(file)));
+        let (url, rb) = self.open(&contract::RECORDING_FILE, &[file])?;
         let response = self.send(&url, rb).await?;
         Ok(response
             .bytes_stream()
@@ -43,8 +42,6 @@ impl BoxClient {
 
     /// Removes a recording that is not running, and its file.
     pub async fn remove_recording(&self, file: &str) -> Result<()> {
-        let (url, rb) = self
-            .request(reqwest::Method::DELETE, &format!("/recordings/{}", crate::boxes::enc(file)));
-        self.send(&url, rb).await.map(drop)
+        self.call(&contract::REMOVE_RECORDING, &[file], &()).await
     }
 }

@@ -81,7 +81,7 @@ impl BoxClient {
         if !issues.is_empty() {
             return Err(ClientError::Api(ApiError::invalid_fields(issues)));
         }
-        let (url, rb) = self.request(reqwest::Method::GET, "/terminal");
+        let (url, rb) = self.open(&holm_proto::contract::TERMINAL, &[])?;
         let key = generate_key();
         let rb = rb
             .query(query)

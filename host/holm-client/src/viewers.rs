@@ -5,10 +5,10 @@
 //! Straight against a guest ([`BoxClient`]): the viewer key holmd sets, and
 //! the handoff as the guest sees it.
 
-use holm_proto::contract::server;
+use holm_proto::contract::{self, server};
 use holm_proto::viewer::{
-    AskForHelp, ControlEvents, CreateViewer, Handoff, HandoffState, HandoffStatus, HandoffWait,
-    ViewerConfig, ViewerGrant,
+    AskForHelp, ControlEvents, CreateViewer, EventsQuery, Handoff, HandoffState, HandoffStatus,
+    HandoffWait, ViewerConfig, ViewerGrant,
 };
 
 use crate::boxes::BoxClient;
@@ -51,36 +51,30 @@ impl BoxClient {
     /// Sets the viewer key, the box's title and the revoked grants
     /// (straight against a guest only).
     pub async fn set_viewer_config(&self, config: &ViewerConfig) -> Result<()> {
-        let (url, rb) = self.request(reqwest::Method::PUT, "/viewers/config");
-        self.send(&url, rb.json(config)).await.map(drop)
+        self.call(&contract::VIEWER_CONFIG, &[], config).await
     }
 
     /// Asks a person for help (straight against a guest only).
     pub async fn guest_ask_for_help(&self, reason: &str, screen: u8) -> Result<HandoffStatus> {
         let body = AskForHelp { reason: reason.to_owned(), screen, expires_after_secs: None };
-        let (url, rb) = self.request(reqwest::Method::PUT, "/viewers/help");
-        self.json(&url, rb.json(&body)).await
+        self.call(&contract::ASK_FOR_HELP, &[], &body).await
     }
 
     /// The handoff as the guest sees it; with `wait`, answers once it is in
     /// that state or after that many seconds (straight against a guest only).
     pub async fn guest_handoff(&self, wait: Option<(HandoffState, u64)>) -> Result<HandoffStatus> {
-        let (url, mut rb) = self.request(reqwest::Method::GET, "/viewers/handoff");
-        if let Some((state, secs)) = wait {
-            rb = rb.query(&[
-                ("wait_for", state.as_str().to_owned()),
-                ("timeout_secs", secs.to_string()),
-            ]);
-        }
-        self.json(&url, rb).await
+        let query = HandoffWait {
+            wait_for: wait.map(|(state, _)| state),
+            timeout_secs: wait.map(|(_, secs)| secs),
+        };
+        self.call_with(&contract::HANDOFF, &[], &query, &()).await
     }
 
     /// The control events after sequence number `after`, waiting up to
     /// `timeout_secs` (at most 60) for one (straight against a guest; through
     /// holmd they are in the box's traces).
     pub async fn control_events(&self, after: u64, timeout_secs: u64) -> Result<ControlEvents> {
-        let (url, rb) = self.request(reqwest::Method::GET, "/viewers/events");
-        let rb = rb.query(&[("after", after), ("timeout_secs", timeout_secs)]);
-        self.json(&url, rb).await
+        let query = EventsQuery { after: Some(after), timeout_secs: Some(timeout_secs) };
+        self.call_with(&contract::VIEWER_EVENTS, &[], &query, &()).await
     }
 }

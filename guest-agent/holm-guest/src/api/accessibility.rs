@@ -17,7 +17,7 @@ use holm_proto::accessibility::{
     ActedVia, DEFAULT_DEPTH, DEFAULT_NODES, MAX_DEPTH, MAX_NODES, Node, NodeActed, NodeAction,
     NodeVerb, Tree, TreeQuery,
 };
-use holm_proto::contract::Method::{Get, Post};
+use holm_proto::contract;
 use holm_proto::guest::{InputRequest, Profile};
 use holm_proto::{ApiError, ErrorCode, Issue};
 
@@ -30,11 +30,9 @@ use crate::a11y::{A11yError, NodeRef, act};
 use crate::display::DisplayError;
 
 pub(super) fn routes() -> Routes {
-    Routes::default().on(Get, "/v1/accessibility", get_tree).on(
-        Post,
-        "/v1/accessibility/act",
-        act_on,
-    )
+    Routes::default()
+        .on(&contract::ACCESSIBILITY.route, get_tree)
+        .on(&contract::ACCESSIBILITY_ACT.route, act_on)
 }
 
 fn invalid(path: &str, problem: impl Into<String>) -> Error {

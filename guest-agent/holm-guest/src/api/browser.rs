@@ -25,7 +25,7 @@ use holm_proto::guest::{
     TypeRequest, WaitRequest, headers as h,
 };
 
-use holm_proto::contract::Method::{Delete, Get, Post, Put};
+use holm_proto::contract;
 
 use super::AppState;
 use super::error::Error;
@@ -34,25 +34,25 @@ use super::table::Routes;
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Get, "/v1/bridge", bridge_status)
-        .on(Put, "/v1/bridge/secret", set_secret)
-        .on(Post, "/v1/bridge/tickets", ticket)
-        .on(Get, "/v1/browser/tabs", tabs)
-        .on(Post, "/v1/browser/tabs", open)
-        .on(Delete, "/v1/browser/tabs/{tab}", close)
-        .on(Post, "/v1/browser/tabs/{tab}/activate", activate)
-        .on(Post, "/v1/browser/navigate", navigate)
-        .on(Post, "/v1/browser/click", click)
-        .on(Post, "/v1/browser/type", type_text)
-        .on(Post, "/v1/browser/fill", fill)
-        .on(Post, "/v1/browser/press", press)
-        .on(Post, "/v1/browser/wait", wait)
-        .on(Post, "/v1/browser/evaluate", evaluate)
-        .on(Get, "/v1/browser/screenshot", screenshot)
-        .on(Get, "/v1/browser/text", text)
-        .on(Get, "/v1/browser/html", html)
-        .on(Get, "/v1/browser/state", save_state)
-        .on(Post, "/v1/browser/state", load_state)
+        .on(&contract::BRIDGE.route, bridge_status)
+        .on(&contract::BRIDGE_SECRET.route, set_secret)
+        .on(&contract::BRIDGE_TICKET.route, ticket)
+        .on(&contract::TABS.route, tabs)
+        .on(&contract::OPEN_TAB.route, open)
+        .on(&contract::CLOSE_TAB.route, close)
+        .on(&contract::ACTIVATE_TAB.route, activate)
+        .on(&contract::NAVIGATE.route, navigate)
+        .on(&contract::CLICK.route, click)
+        .on(&contract::TYPE.route, type_text)
+        .on(&contract::FILL.route, fill)
+        .on(&contract::PRESS.route, press)
+        .on(&contract::WAIT.route, wait)
+        .on(&contract::EVALUATE.route, evaluate)
+        .on(&contract::PAGE_SCREENSHOT, screenshot)
+        .on(&contract::PAGE_TEXT.route, text)
+        .on(&contract::PAGE_HTML.route, html)
+        .on(&contract::SAVE_STATE.route, save_state)
+        .on(&contract::LOAD_STATE.route, load_state)
 }
 
 async fn bridge_status(State(state): State<AppState>) -> Json<BridgeStatus> {

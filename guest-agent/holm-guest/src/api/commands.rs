@@ -15,7 +15,7 @@ use holm_proto::guest::{CommandEvent, CommandRequest, CommandResult};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use holm_proto::contract::Method::Post;
+use holm_proto::contract;
 
 use super::error::Error;
 use super::extract::StrictJson;
@@ -24,7 +24,7 @@ use super::{AppState, RequestId};
 use crate::exec;
 
 pub(super) fn routes() -> Routes {
-    Routes::default().on(Post, "/v1/commands/run", run).on(Post, "/v1/commands/stream", stream)
+    Routes::default().on(&contract::RUN.route, run).on(&contract::COMMAND_STREAM, stream)
 }
 
 async fn run(

@@ -4,17 +4,16 @@ use axum::Json;
 use axum::extract::State;
 use holm_proto::guest::{Health, Info, PROTO_VERSION, Page, Screen};
 
-use holm_proto::contract::Method::Get;
+use holm_proto::contract;
 
 use super::AppState;
 use super::table::Routes;
 
 pub(super) fn routes() -> Routes {
-    Routes::default().on(Get, "/health", health).on(Get, "/v1/info", info).on(
-        Get,
-        "/v1/screens",
-        screens,
-    )
+    Routes::default()
+        .on(&contract::HEALTH.route, health)
+        .on(&contract::INFO.route, info)
+        .on(&contract::SCREENS.route, screens)
 }
 
 /// `GET /health`: the state of each component, without a credential.

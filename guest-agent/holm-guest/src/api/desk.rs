@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use base64::Engine as _;
-use holm_proto::contract::Method::{Get, Post, Put};
+use holm_proto::contract;
 use holm_proto::desk::{
     Clipboard, ClipboardSet, MAX_CLIPBOARD_IMAGE, MAX_CLIPBOARD_TEXT, MAX_WINDOW_SIDE, Window,
     WindowActed, WindowAction,
@@ -44,10 +44,10 @@ pub(super) fn routes() -> Routes {
     // Base64 of the largest image, and room for the rest of the body.
     let limit = MAX_CLIPBOARD_IMAGE / 3 * 4 + MAX_CLIPBOARD_TEXT * 2 + 4096;
     Routes::default()
-        .on(Get, "/v1/windows", list)
-        .on(Post, "/v1/windows/{window}", act)
-        .on(Get, "/v1/clipboard", get_clipboard)
-        .on_with(Put, "/v1/clipboard", set_clipboard, move |m| {
+        .on(&contract::WINDOWS.route, list)
+        .on(&contract::WINDOW.route, act)
+        .on(&contract::CLIPBOARD.route, get_clipboard)
+        .on_with(&contract::SET_CLIPBOARD.route, set_clipboard, move |m| {
             m.layer(DefaultBodyLimit::max(limit))
         })
 }

@@ -13,7 +13,7 @@ use holm_proto::guest::{
     WriteQuery,
 };
 
-use holm_proto::contract::Method::{Get, Post, Put};
+use holm_proto::contract;
 
 use super::AppState;
 use super::error::Error;
@@ -23,14 +23,14 @@ use crate::files;
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Get, "/v1/files/content", read)
+        .on(&contract::READ_FILE, read)
         // Uploads are streamed to disk, so no body limit applies to them.
-        .on_with(Put, "/v1/files/content", write, |m| m.layer(DefaultBodyLimit::disable()))
-        .on(Get, "/v1/files/list", list)
-        .on(Get, "/v1/files/stat", stat)
-        .on(Post, "/v1/files/mkdir", mkdir)
-        .on(Post, "/v1/files/remove", remove)
-        .on(Post, "/v1/files/rename", rename)
+        .on_with(&contract::WRITE_FILE, write, |m| m.layer(DefaultBodyLimit::disable()))
+        .on(&contract::LIST.route, list)
+        .on(&contract::STAT.route, stat)
+        .on(&contract::MKDIR.route, mkdir)
+        .on(&contract::REMOVE.route, remove)
+        .on(&contract::RENAME.route, rename)
 }
 
 /// Checks the one path of a request.

@@ -34,7 +34,7 @@ use axum::middleware::{self, Next};
 use axum::response::IntoResponse;
 
 use holm_proto::agent::AgentRequest;
-use holm_proto::contract::Method::{Delete, Get, Post, Put};
+use holm_proto::contract;
 
 use self::extract::StrictJson;
 use self::table::Routes;
@@ -135,11 +135,10 @@ fn credential_routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> 
             StatusCode::NO_CONTENT
         }
     };
-    Routes::default().on(Put, "/v1/secret", set_secret).on(Post, "/v1/agent/tokens", issue).on(
-        Delete,
-        "/v1/agent/tokens",
-        revoke,
-    )
+    Routes::default()
+        .on(&contract::SECRET.route, set_secret)
+        .on(&contract::AGENT_TOKEN.route, issue)
+        .on(&contract::REVOKE_AGENT_TOKENS.route, revoke)
 }
 
 /// Every route, each as [`holm_proto::contract::GUEST_ROUTES`] declares
@@ -147,7 +146,7 @@ fn credential_routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> 
 fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
     let document = Arc::new(openapi());
     credential_routes(setter, agent)
-        .on(Get, "/v1/openapi.json", move || {
+        .on(&contract::OPENAPI.route, move || {
             let document = Arc::clone(&document);
             async move { axum::Json((*document).clone()) }
         })
@@ -157,7 +156,7 @@ fn routes(setter: Arc<BoxSecret>, agent: Arc<agent::AgentTokens>) -> Routes {
         .merge(files::routes())
         .merge(screens::routes())
         .merge(browser::routes())
-        .on(Get, "/v1/terminal", terminal::open)
+        .on(&contract::TERMINAL, terminal::open)
         .merge(viewers::routes())
         .merge(desk::routes())
         .merge(accessibility::routes())

@@ -13,7 +13,7 @@ use holm_proto::guest::{
 };
 use holm_proto::{ApiError, Issue};
 
-use holm_proto::contract::Method::{Delete, Get, Post};
+use holm_proto::contract;
 
 use super::AppState;
 use super::commands::ndjson;
@@ -25,16 +25,14 @@ use crate::proc;
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Post, "/v1/processes", start)
-        .on(Get, "/v1/processes", list)
-        .on(Get, "/v1/processes/{process}", one)
-        .on(Delete, "/v1/processes/{process}", remove)
-        .on(Get, "/v1/processes/{process}/output", output)
+        .on(&contract::SPAWN.route, start)
+        .on(&contract::PROCESSES.route, list)
+        .on(&contract::PROCESS.route, one)
+        .on(&contract::KILL.route, remove)
+        .on(&contract::OUTPUT, output)
         // Standard input is streamed into the pipe, so it needs no size limit.
-        .on_with(Post, "/v1/processes/{process}/stdin", stdin, |m| {
-            m.layer(DefaultBodyLimit::disable())
-        })
-        .on(Post, "/v1/processes/{process}/signal", signal)
+        .on_with(&contract::STDIN, stdin, |m| m.layer(DefaultBodyLimit::disable()))
+        .on(&contract::SIGNAL.route, signal)
 }
 
 async fn start(

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use holm_proto::contract::Method::{Delete, Get, Post};
+use holm_proto::contract;
 use holm_proto::guest::Page;
 use holm_proto::recording::{Recording, RecordingStart, RecordingStop, StopReason, VIDEO_MIME};
 use tokio_util::io::ReaderStream;
@@ -21,11 +21,11 @@ use super::table::Routes;
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Post, "/v1/recordings", start)
-        .on(Post, "/v1/recordings/stop", stop)
-        .on(Get, "/v1/recordings", list)
-        .on(Get, "/v1/recordings/{file}", download)
-        .on(Delete, "/v1/recordings/{file}", remove)
+        .on(&contract::RECORD.route, start)
+        .on(&contract::STOP_RECORDING.route, stop)
+        .on(&contract::RECORDINGS.route, list)
+        .on(&contract::RECORDING_FILE, download)
+        .on(&contract::REMOVE_RECORDING.route, remove)
 }
 
 async fn start(

@@ -26,7 +26,7 @@ use holm_proto::guest::{
 };
 use holm_proto::{ApiError, ErrorCode, ErrorDetails, Issue};
 
-use holm_proto::contract::Method::{Get, Post};
+use holm_proto::contract;
 
 use super::AppState;
 use super::error::Error;
@@ -40,10 +40,10 @@ const READY_WAIT: Duration = Duration::from_secs(5);
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Get, "/v1/screens/{screen}", screen)
-        .on(Get, "/v1/screens/{screen}/cursor", cursor)
-        .on(Get, "/v1/screens/{screen}/screenshot", screenshot)
-        .on(Post, "/v1/screens/{screen}/input", input)
+        .on(&contract::SCREEN.route, screen)
+        .on(&contract::CURSOR.route, cursor)
+        .on(&contract::SCREENSHOT, screenshot)
+        .on(&contract::INPUT, input)
 }
 
 /// What can go wrong in the blocking part of a request.

@@ -1,7 +1,8 @@
 //! The guest's router, built from the one table of its routes
-//! ([`holm_proto::contract::GUEST_ROUTES`]): a handler is registered by the
-//! method and path it has there, and a route the table does not declare is
-//! refused when the router is built, so the guest serves exactly the
+//! ([`holm_proto::contract::GUEST_ROUTES`]): a handler is registered with
+//! its route's record (such as `contract::SPAWN.route`), never a path of
+//! its own, and a record the table does not list is refused when the
+//! router is built, so the guest serves exactly the
 //! contract (a test compares the two).
 
 use axum::Router;
@@ -19,33 +20,32 @@ pub(super) struct Routes {
 }
 
 impl Routes {
-    /// Serves `method` `path` with `handler`.
+    /// Serves `route`, a record of the table, with `handler`.
     pub(super) fn on<H: Handler<T, AppState>, T: 'static>(
         self,
-        method: Method,
-        path: &'static str,
+        route: &'static GuestRoute,
         handler: H,
     ) -> Self {
-        self.on_with(method, path, handler, |m| m)
+        self.on_with(route, handler, |m| m)
     }
 
-    /// Serves `method` `path` with `handler`, with `layer` around it.
+    /// Serves `route`, a record of the table, with `handler`, with `layer`
+    /// around it.
     pub(super) fn on_with<H: Handler<T, AppState>, T: 'static>(
         mut self,
-        method: Method,
-        path: &'static str,
+        route: &'static GuestRoute,
         handler: H,
         layer: impl FnOnce(MethodRouter<AppState>) -> MethodRouter<AppState>,
     ) -> Self {
-        let route = declared(method, path);
-        let handler = match method {
+        let route = declared(route.method, route.path);
+        let handler = match route.method {
             Method::Get => get(handler),
             Method::Post => post(handler),
             Method::Put => put(handler),
             Method::Patch => patch(handler),
             Method::Delete => delete(handler),
         };
-        self.router = self.router.route(path, layer(handler));
+        self.router = self.router.route(route.path, layer(handler));
         self.served.push(route);
         self
     }
@@ -66,8 +66,8 @@ impl Routes {
 /// The table's record of `method` `path`.
 ///
 /// # Panics
-/// When the table has none: every guest route is declared in
-/// `holm_proto::contract` first, so holmd forwards and documents it.
+/// When the table has none: every guest route is listed in
+/// `holm_proto::contract::GUEST_ROUTES`, so holmd forwards and documents it.
 fn declared(method: Method, path: &str) -> &'static GuestRoute {
     GUEST_ROUTES.iter().find(|r| r.method == method && r.path == path).unwrap_or_else(|| {
         panic!("{method} {path} is not in holm_proto::contract::GUEST_ROUTES: declare it there")

@@ -15,7 +15,7 @@ use holm_proto::viewer::{
 };
 use holm_proto::{ApiError, Issue};
 
-use holm_proto::contract::Method::{Delete, Get, Put};
+use holm_proto::contract;
 
 use super::AppState;
 use super::extract::{StrictJson, StrictQuery};
@@ -24,12 +24,12 @@ use crate::api::Error;
 
 pub(super) fn routes() -> Routes {
     Routes::default()
-        .on(Get, "/v1/viewers", status)
-        .on(Put, "/v1/viewers/config", configure)
-        .on(Get, "/v1/viewers/events", events)
-        .on(Put, "/v1/viewers/help", ask)
-        .on(Delete, "/v1/viewers/help", withdraw)
-        .on(Get, "/v1/viewers/handoff", handoff)
+        .on(&contract::VIEWERS.route, status)
+        .on(&contract::VIEWER_CONFIG.route, configure)
+        .on(&contract::VIEWER_EVENTS.route, events)
+        .on(&contract::ASK_FOR_HELP.route, ask)
+        .on(&contract::WITHDRAW_HELP.route, withdraw)
+        .on(&contract::HANDOFF.route, handoff)
 }
 
 async fn status(State(state): State<AppState>) -> Json<ViewersStatus> {

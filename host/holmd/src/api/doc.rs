@@ -52,6 +52,15 @@ impl Record {
         }
     }
 
+    /// What it is on the box's timeline ([`holm_proto::contract::Step`]);
+    /// `None` for a read.
+    pub fn step(&self) -> Option<holm_proto::contract::Step> {
+        match self {
+            Self::Own(r) => r.step,
+            Self::Forwarded(r) => r.step,
+        }
+    }
+
     /// Whether its body is raw bytes (a file's contents, standard input):
     /// counted as it streams, never read.
     pub fn raw_body(&self) -> bool {

@@ -268,10 +268,9 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let at = state.service.clock().now();
     let started = Instant::now();
-    let (req, seen) = if from_path.is_some() {
-        crate::timeline::capture::observe(req, record.is_some_and(|r| r.raw_body())).await
-    } else {
-        (req, crate::timeline::capture::Seen::default())
+    let (req, seen) = match record.filter(|_| from_path.is_some()) {
+        Some(r) => crate::timeline::capture::observe(req, r.step(), r.raw_body()).await,
+        None => (req, crate::timeline::capture::Seen::default()),
     };
     // On a shared store, what other replicas wrote is read first.
     match box_of(&path) {
@@ -284,7 +283,7 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let Some(box_id) = box_id.filter(|id| state.service.has(id)) else { return response };
     let code = response.extensions().get::<ApiError>().map(|e| e.code.as_str().to_owned());
     let id = state.service.trace_id();
-    let action = seen.action(method.as_str(), &path, raw_query.as_deref());
+    let action = seen.action(raw_query.as_deref());
     let (response, screenshot) = crate::timeline::capture::keep_image(
         state.service.shots(),
         &box_id,

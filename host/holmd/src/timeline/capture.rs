@@ -1,5 +1,7 @@
 //! What the trace middleware takes from a request and its answer for the
-//! timeline, without making either wait on the store: a small JSON body
+//! timeline, without making either wait on the store: the step its
+//! route's record names and the path parameters the router matched (the
+//! path itself is never parsed here), a small JSON body
 //! (read whole, then passed on), a raw body's size (counted as it
 //! streams), and an answered image (copied as it streams to the caller,
 //! then queued).
@@ -8,11 +10,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{FromRequestParts, RawPathParams, Request};
 use axum::http::header;
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::TryStreamExt;
+use holm_proto::contract::Step;
 use holm_proto::timeline::{Shot, StepAction, StepKind};
 
 use super::classify;
@@ -28,28 +31,31 @@ pub const MAX_IMAGE: u64 = 16 << 20;
 /// What was seen of a request before it ran.
 #[derive(Debug, Default)]
 pub struct Seen {
+    step: Option<Step>,
+    params: Vec<(String, String)>,
     body: Option<Bytes>,
     counted: Option<Arc<AtomicU64>>,
-    length: Option<u64>,
 }
 
-/// The path after `/v1/boxes/{id}`.
-pub fn rest_of(path: &str) -> &str {
-    let tail = path.strip_prefix("/v1/boxes/").unwrap_or("");
-    tail.find('/').map_or("", |i| &tail[i..])
-}
-
-/// Reads a small JSON body of an action, or counts a raw one (`raw_body`:
-/// the route's record says its body is raw bytes) as it streams; the
-/// request goes on with its body whole.
-pub async fn observe(req: Request, raw_body: bool) -> (Request, Seen) {
+/// Keeps the request's `step` (its route's record's) and its route's
+/// path parameters; when it is a step, reads a small JSON body of it, or
+/// counts a raw one (`raw_body`: the record says its body is raw bytes)
+/// as it streams. The request goes on with its body whole.
+pub async fn observe(req: Request, step: Option<Step>, raw_body: bool) -> (Request, Seen) {
+    let Some(step) = step else { return (req, Seen::default()) };
     let writes = matches!(req.method().as_str(), "POST" | "PUT" | "PATCH");
     let length = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let mut seen = Seen { length, ..Seen::default() };
+    let (mut parts, body) = req.into_parts();
+    let params = RawPathParams::from_request_parts(&mut parts, &()).await.map_or_else(
+        |_| Vec::new(),
+        |p| p.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+    );
+    let req = Request::from_parts(parts, body);
+    let mut seen = Seen { step: Some(step), params, ..Seen::default() };
     if raw_body {
         let counter = Arc::new(AtomicU64::new(0));
         seen.counted = Some(Arc::clone(&counter));
@@ -71,15 +77,18 @@ pub async fn observe(req: Request, raw_body: bool) -> (Request, Seen) {
 }
 
 impl Seen {
-    /// The action of the request, with what was seen of its body.
-    pub fn action(&self, method: &str, path: &str, query: Option<&str>) -> Option<StepAction> {
+    /// The action of the request, with what was seen of its body and its
+    /// `query`; `None` for a read.
+    pub fn action(&self, query: Option<&str>) -> Option<StepAction> {
         let counted = self.counted.as_ref().map(|c| c.load(Ordering::Relaxed));
+        let params: Vec<(&str, &str)> =
+            self.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         classify::classify(&classify::Request {
-            method,
-            rest: rest_of(path),
+            step: self.step,
+            params: &params,
             query,
             body: self.body.as_deref(),
-            body_bytes: counted.or(self.length),
+            body_bytes: counted,
         })
     }
 }

@@ -13,7 +13,13 @@
 //! `"sensitive": true`, and the image it answers is not kept. Reads
 //! (listing, stat, reading a file, a process's output, tabs, a page's
 //! text) are not actions: they stay in the traces only.
+//!
+//! Which action a request is comes from its route's record (its
+//! [`Step`]: kind, name and where its parameters come from), which the
+//! router matched; only the body and the query are read here, never the
+//! path.
 
+use holm_proto::contract::{Params, Step};
 use holm_proto::guest::{SENSITIVE, SENSITIVE_SHOWN};
 use holm_proto::timeline::{StepAction, StepKind};
 use serde_json::{Map, Value, json};
@@ -33,16 +39,19 @@ const TEXT_FIELDS: &[&str] = &["text", "value", "expression"];
 /// What the middleware knows of a request to a box.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
-    /// Its method.
-    pub method: &'a str,
-    /// Its path after `/v1/boxes/{id}`, starting with `/` (empty for the
-    /// box itself).
-    pub rest: &'a str,
+    /// Its route's step ([`holm_proto::contract::GuestRoute::step`] or
+    /// [`holm_proto::contract::server::ServerRoute::step`]); `None` for a
+    /// read.
+    pub step: Option<Step>,
+    /// Its route's path parameters, as the router matched them (the box's
+    /// `id` is left out of the action).
+    pub params: &'a [(&'a str, &'a str)],
     /// Its query, undecoded.
     pub query: Option<&'a str>,
     /// Its body when it was small enough to read (JSON routes).
     pub body: Option<&'a [u8]>,
-    /// How many bytes its body had (file contents, standard input).
+    /// How many bytes its raw body had (file contents, standard input);
+    /// `None` for a route whose body is not raw.
     pub body_bytes: Option<u64>,
 }
 
@@ -94,87 +103,40 @@ fn scrub(v: &mut Value) {
     }
 }
 
-/// The action a request is, its body taken as it came.
+/// The action a request is, its body taken as it came: the parameters
+/// its step names, then its path parameters (`screen` as a number), then
+/// the size of a raw body.
 fn classify_plain(r: &Request<'_>) -> Option<StepAction> {
-    let segs: Vec<&str> = r.rest.trim_start_matches('/').split('/').collect();
-    let body = || body_params(r.body);
-    let (kind, name, params) = match (r.method, segs.as_slice()) {
-        ("POST", ["screens", screen, "input"]) => {
-            let mut p = body();
-            let name = input_name(&p);
-            p.insert("screen".into(), screen_number(screen));
-            (StepKind::Input, name, p)
+    let step = r.step?;
+    let mut name = step.name.to_owned();
+    let mut params = match step.params {
+        Params::Path => Map::new(),
+        Params::Body => body_params(r.body),
+        Params::Input => {
+            let p = body_params(r.body);
+            name = input_name(&p, step.name);
+            p
         }
-        ("GET", ["screens", screen, "screenshot"]) => {
-            let mut p = query_params(r.query);
-            p.insert("screen".into(), screen_number(screen));
-            (StepKind::Screenshot, "screen".to_owned(), p)
-        }
-        ("GET", ["browser", "screenshot"]) => {
-            (StepKind::Screenshot, "page".to_owned(), query_params(r.query))
-        }
-        ("POST", ["commands", what @ ("run" | "stream")]) => {
-            (StepKind::Command, (*what).to_owned(), command_params(r.body))
-        }
-        ("POST", ["processes"]) => (StepKind::Command, "spawn".to_owned(), command_params(r.body)),
-        ("DELETE", ["processes", p]) => (StepKind::Command, "kill".to_owned(), one("process", p)),
-        ("POST", ["processes", p, "signal"]) => {
-            let mut params = body();
-            params.insert("process".into(), json!(p));
-            (StepKind::Command, "signal".to_owned(), params)
-        }
-        ("POST", ["processes", p, "stdin"]) => {
-            let mut params = one("process", p);
-            params.insert("bytes".into(), json!(r.body_bytes.unwrap_or(0)));
-            (StepKind::Command, "stdin".to_owned(), params)
-        }
-        ("GET", ["terminal"]) => (StepKind::Command, "terminal".to_owned(), Map::new()),
-        ("PUT", ["files", "content"]) => {
-            let mut p = query_params(r.query);
-            p.insert("bytes".into(), json!(r.body_bytes.unwrap_or(0)));
-            (StepKind::File, "write".to_owned(), p)
-        }
-        ("POST", ["files", what @ ("mkdir" | "remove" | "rename")]) => {
-            (StepKind::File, (*what).to_owned(), body())
-        }
-        ("POST", ["browser", "state"]) => {
-            let mut p = Map::new();
-            p.insert("bytes".into(), json!(r.body.map_or(0, <[u8]>::len)));
-            (StepKind::Page, "load_state".to_owned(), p)
-        }
-        ("POST", ["browser", "tabs"]) => (StepKind::Page, "open_tab".to_owned(), body()),
-        ("DELETE", ["browser", "tabs", tab]) => {
-            (StepKind::Page, "close_tab".to_owned(), one("tab", tab))
-        }
-        ("POST", ["browser", "tabs", tab, "activate"]) => {
-            (StepKind::Page, "activate_tab".to_owned(), one("tab", tab))
-        }
-        ("POST", ["browser", tool]) => (StepKind::Page, (*tool).to_owned(), body()),
-        ("POST" | "PATCH", ["windows", window]) => {
-            let mut p = body();
-            p.insert("window".into(), json!(window));
-            (StepKind::Window, "window".to_owned(), p)
-        }
-        ("PUT", ["clipboard"]) => {
-            let chars = r
-                .body
-                .and_then(|b| serde_json::from_slice::<Value>(b).ok())
-                .and_then(|v| v.get("text").and_then(Value::as_str).map(|t| t.chars().count()))
-                .unwrap_or(0);
-            (StepKind::Window, "clipboard".to_owned(), one_value("chars", json!(chars)))
-        }
-        ("POST", ["viewers"]) => (StepKind::Control, "viewer_created".to_owned(), body()),
-        ("DELETE", ["viewers", grant]) => {
-            (StepKind::Control, "viewer_revoked".to_owned(), one("grant", grant))
-        }
-        ("POST", ["handoff"]) => (StepKind::Control, "ask_for_help".to_owned(), body()),
-        ("DELETE", [""]) => (StepKind::Lifecycle, "remove".to_owned(), Map::new()),
-        ("POST", [what @ ("stop" | "start" | "pause" | "resume" | "fork" | "extend")]) => {
-            (StepKind::Lifecycle, (*what).to_owned(), body())
-        }
-        _ => return None,
+        Params::Command => command_params(r.body),
+        Params::Query => query_params(r.query),
+        Params::BodySize => one_value("bytes", json!(r.body.map_or(0, <[u8]>::len))),
+        Params::TextChars => one_value("chars", json!(text_chars(r.body))),
     };
-    Some(StepAction { kind, name, params })
+    for (key, value) in r.params.iter().filter(|(key, _)| *key != "id") {
+        let value = if *key == "screen" { screen_number(value) } else { json!(value) };
+        params.insert((*key).to_owned(), value);
+    }
+    if let Some(bytes) = r.body_bytes {
+        params.insert("bytes".into(), json!(bytes));
+    }
+    Some(StepAction { kind: step.kind, name, params })
+}
+
+/// How many characters a JSON body's `text` has (the clipboard's).
+fn text_chars(body: Option<&[u8]>) -> usize {
+    body.and_then(|b| serde_json::from_slice::<Value>(b).ok())
+        .and_then(|v| v.get("text").and_then(Value::as_str).map(|t| t.chars().count()))
+        .unwrap_or(0)
 }
 
 /// The action a change of control is.
@@ -190,10 +152,6 @@ pub fn control(event: &holm_proto::viewer::ControlEvent) -> StepAction {
     StepAction { kind: StepKind::Control, name: event.kind.as_str().to_owned(), params }
 }
 
-fn one(key: &str, value: &str) -> Map<String, Value> {
-    one_value(key, json!(value))
-}
-
 fn one_value(key: &str, value: Value) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert(key.to_owned(), value);
@@ -204,13 +162,13 @@ fn screen_number(s: &str) -> Value {
     s.parse::<u64>().map_or_else(|_| json!(s), |n| json!(n))
 }
 
-/// An input's name: its one action's type (`click`, `type`, ...), or
-/// `actions` for several.
-fn input_name(p: &Map<String, Value>) -> String {
+/// An input's name: its one action's type (`click`, `type`, ...),
+/// `actions` for several, else `default`.
+fn input_name(p: &Map<String, Value>, default: &str) -> String {
     match p.get("actions").and_then(Value::as_array).map(Vec::as_slice) {
-        Some([one]) => one.get("type").and_then(Value::as_str).unwrap_or("input").to_owned(),
+        Some([one]) => one.get("type").and_then(Value::as_str).unwrap_or(default).to_owned(),
         Some(_) => "actions".to_owned(),
-        None => "input".to_owned(),
+        None => default.to_owned(),
     }
 }
 
@@ -318,46 +276,111 @@ fn cut(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use holm_proto::contract::{self, server};
+
     use super::*;
 
-    fn req<'a>(method: &'a str, rest: &'a str, body: Option<&'a str>) -> Request<'a> {
-        Request { method, rest, query: None, body: body.map(str::as_bytes), body_bytes: None }
+    /// A request of the route whose step is `step`, its path parameters
+    /// `params`, with a JSON `body`.
+    fn req<'a>(
+        step: Option<Step>,
+        params: &'a [(&'a str, &'a str)],
+        body: Option<&'a str>,
+    ) -> Request<'a> {
+        Request { step, params, query: None, body: body.map(str::as_bytes), body_bytes: None }
+    }
+
+    /// The tab tools' steps, by name.
+    fn page_tool(name: &str) -> Option<Step> {
+        [
+            contract::NAVIGATE.route,
+            contract::CLICK.route,
+            contract::TYPE.route,
+            contract::FILL.route,
+            contract::EVALUATE.route,
+        ]
+        .into_iter()
+        .find_map(|r| r.step.filter(|s| s.name == name))
     }
 
     #[test]
     fn reads_are_not_steps_and_actions_have_their_kind() {
-        for (m, rest) in [
-            ("GET", "/files/list"),
-            ("GET", "/files/content"),
-            ("GET", "/processes/p_1/output"),
-            ("GET", "/browser/tabs"),
-            ("GET", "/info"),
-            ("GET", "/screens/0"),
-            ("GET", "/viewers"),
-            ("POST", "/bridge"),
-            ("POST", "/agent"),
+        for read in [
+            contract::LIST.route.step,
+            contract::READ_FILE.step,
+            contract::OUTPUT.step,
+            contract::TABS.route.step,
+            contract::INFO.route.step,
+            contract::SCREEN.route.step,
+            server::VIEWERS.route.step,
+            server::BRIDGE.route.step,
+            server::AGENT.route.step,
         ] {
-            assert_eq!(classify(&req(m, rest, None)), None, "{m} {rest}");
+            assert_eq!(classify(&req(read, &[("id", "box_a")], None)), None);
         }
-        let kind = |m, rest, body| classify(&req(m, rest, body)).map(|a| (a.kind, a.name));
+        let kind =
+            |step, params, body| classify(&req(step, params, body)).map(|a| (a.kind, a.name));
         let k = |kind: StepKind, name: &str| Some((kind, name.to_owned()));
         let click = r#"{"actions":[{"type":"click","x":5,"y":6}]}"#;
-        assert_eq!(kind("POST", "/screens/0/input", Some(click)), k(StepKind::Input, "click"));
-        assert_eq!(kind("GET", "/screens/1/screenshot", None), k(StepKind::Screenshot, "screen"));
-        assert_eq!(kind("GET", "/browser/screenshot", None), k(StepKind::Screenshot, "page"));
-        assert_eq!(kind("POST", "/commands/run", Some("{}")), k(StepKind::Command, "run"));
-        assert_eq!(kind("PUT", "/files/content", None), k(StepKind::File, "write"));
-        assert_eq!(kind("POST", "/files/rename", Some("{}")), k(StepKind::File, "rename"));
-        assert_eq!(kind("POST", "/browser/navigate", Some("{}")), k(StepKind::Page, "navigate"));
-        assert_eq!(kind("POST", "/viewers", Some("{}")), k(StepKind::Control, "viewer_created"));
-        assert_eq!(kind("POST", "/stop", None), k(StepKind::Lifecycle, "stop"));
-        assert_eq!(kind("DELETE", "", None), k(StepKind::Lifecycle, "remove"));
+        let screen = &[("id", "box_a"), ("screen", "1")][..];
+        assert_eq!(kind(contract::INPUT.step, screen, Some(click)), k(StepKind::Input, "click"));
+        assert_eq!(kind(contract::INPUT.step, screen, Some("{}")), k(StepKind::Input, "input"));
+        let shot = kind(contract::SCREENSHOT.step, screen, None);
+        assert_eq!(shot, k(StepKind::Screenshot, "screen"));
+        let page = kind(contract::PAGE_SCREENSHOT.step, &[], None);
+        assert_eq!(page, k(StepKind::Screenshot, "page"));
+        let run = kind(contract::RUN.route.step, &[], Some("{}"));
+        assert_eq!(run, k(StepKind::Command, "run"));
+        assert_eq!(kind(contract::WRITE_FILE.step, &[], None), k(StepKind::File, "write"));
+        let rename = kind(contract::RENAME.route.step, &[], Some("{}"));
+        assert_eq!(rename, k(StepKind::File, "rename"));
+        assert_eq!(kind(page_tool("navigate"), &[], Some("{}")), k(StepKind::Page, "navigate"));
+        let viewer = kind(server::CREATE_VIEWER.route.step, &[], Some("{}"));
+        assert_eq!(viewer, k(StepKind::Control, "viewer_created"));
+        let stop = kind(server::STOP_BOX.route.step, &[("id", "box_a")], None);
+        assert_eq!(stop, k(StepKind::Lifecycle, "stop"));
+        let remove = kind(server::REMOVE_BOX.route.step, &[("id", "box_a")], None);
+        assert_eq!(remove, k(StepKind::Lifecycle, "remove"));
+    }
+
+    #[test]
+    fn path_parameters_and_a_raw_bodys_size_are_the_steps_parameters() {
+        let action = |step, params, body| classify(&req(step, params, body)).unwrap().params;
+        let kill = action(contract::KILL.route.step, &[("id", "box_a"), ("process", "p_1")], None);
+        assert_eq!(Value::Object(kill), json!({"process": "p_1"}));
+        let click = r#"{"actions":[{"type":"click","x":5,"y":6}]}"#;
+        let input = action(contract::INPUT.step, &[("id", "box_a"), ("screen", "0")], Some(click));
+        assert_eq!(input["screen"], json!(0));
+        let signal = action(
+            contract::SIGNAL.route.step,
+            &[("process", "p_2")],
+            Some(r#"{"signal":"TERM"}"#),
+        );
+        assert_eq!(Value::Object(signal), json!({"signal": "TERM", "process": "p_2"}));
+        let tab = action(contract::ACTIVATE_TAB.route.step, &[("tab", "T1")], None);
+        assert_eq!(Value::Object(tab), json!({"tab": "T1"}));
+        let grant =
+            action(server::REVOKE_VIEWER.route.step, &[("id", "box_a"), ("grant", "g")], None);
+        assert_eq!(Value::Object(grant), json!({"grant": "g"}));
+        let stdin = Request {
+            body_bytes: Some(7),
+            query: Some("eof=true"),
+            ..req(contract::STDIN.step, &[("process", "p_3")], None)
+        };
+        assert_eq!(
+            Value::Object(classify(&stdin).unwrap().params),
+            json!({"process": "p_3", "bytes": 7})
+        );
+        let clip = action(contract::SET_CLIPBOARD.route.step, &[], Some(r#"{"text":"héllo"}"#));
+        assert_eq!(Value::Object(clip), json!({"chars": 5}));
+        let state = action(contract::LOAD_STATE.route.step, &[], Some(r#"{"cookies":[]}"#));
+        assert_eq!(Value::Object(state), json!({"bytes": 14}));
     }
 
     #[test]
     fn secrets_contents_and_long_text_never_stay() {
         let body = r#"{"command":"echo hi","env":{"API_TOKEN":"s3cr3t-env"},"stdin":"s3cr3t-in"}"#;
-        let a = classify(&req("POST", "/commands/run", Some(body))).unwrap();
+        let a = classify(&req(contract::RUN.route.step, &[], Some(body))).unwrap();
         let text = serde_json::to_string(&a).unwrap();
         assert!(!text.contains("s3cr3t"), "{text}");
         assert_eq!(a.params["env_names"], json!(["API_TOKEN"]));
@@ -365,23 +388,21 @@ mod tests {
         assert_eq!(a.params["command"], json!("echo hi"));
 
         let write = Request {
-            method: "PUT",
-            rest: "/files/content",
             query: Some("path=%2Ftmp%2Fa.txt&mode=600"),
-            body: None,
             body_bytes: Some(42),
+            ..req(contract::WRITE_FILE.step, &[("id", "box_a")], None)
         };
         let a = classify(&write).unwrap();
         assert_eq!(a.params["path"], json!("/tmp/a.txt"));
         assert_eq!(a.params["bytes"], json!(42));
 
         let state = r#"{"cookies":[{"name":"sid","value":"s3cr3t-cookie"}]}"#;
-        let a = classify(&req("POST", "/browser/state", Some(state))).unwrap();
+        let a = classify(&req(contract::LOAD_STATE.route.step, &[], Some(state))).unwrap();
         assert!(!serde_json::to_string(&a).unwrap().contains("s3cr3t"));
 
         let long =
             format!(r#"{{"url":"https://example.test/{}","password":"pw"}}"#, "x".repeat(500));
-        let a = classify(&req("POST", "/browser/navigate", Some(&long))).unwrap();
+        let a = classify(&req(page_tool("navigate"), &[], Some(&long))).unwrap();
         assert_eq!(a.params["password"], json!("<redacted>"));
         assert!(a.params["url"].as_str().unwrap().chars().count() <= MAX_TEXT + 1);
     }
@@ -391,7 +412,7 @@ mod tests {
         let text = |a: &StepAction| serde_json::to_string(a).unwrap();
         let typing =
             r#"{"actions":[{"type":"type","text":"hunter2-TYPED"},{"type":"key","key":"enter"}]}"#;
-        let a = classify(&req("POST", "/screens/0/input", Some(typing))).unwrap();
+        let a = classify(&req(contract::INPUT.step, &[("screen", "0")], Some(typing))).unwrap();
         assert!(!text(&a).contains("hunter2"), "{}", text(&a));
         assert_eq!(a.params["actions"][0], json!({"type": "type", "text_chars": 13}));
         assert_eq!(a.params["actions"][1]["key"], "enter");
@@ -400,18 +421,18 @@ mod tests {
             ("type", r#"{"text":"hunter2-PAGE"}"#, "text_chars"),
             ("evaluate", r#"{"expression":"login('hunter2-EVAL')"}"#, "expression_chars"),
         ] {
-            let a = classify(&req("POST", &format!("/browser/{tool}"), Some(body))).unwrap();
+            let a = classify(&req(page_tool(tool), &[], Some(body))).unwrap();
             assert!(!text(&a).contains("hunter2"), "{}", text(&a));
             assert!(a.params[field].as_u64().is_some_and(|n| n > 0), "{}", text(&a));
         }
         let nav = r#"{"url":"https://u:hunter2@a.test/cb?code=hunter2-Q#hunter2-F"}"#;
-        let a = classify(&req("POST", "/browser/navigate", Some(nav))).unwrap();
+        let a = classify(&req(page_tool("navigate"), &[], Some(nav))).unwrap();
         assert_eq!(a.params["url"], "https://a.test/cb");
         let run = r#"{"command":"true mysql -uroot -pS3CRET-IN-COMMAND"}"#;
-        let a = classify(&req("POST", "/commands/run", Some(run))).unwrap();
+        let a = classify(&req(contract::RUN.route.step, &[], Some(run))).unwrap();
         assert_eq!(a.params["command"], "true mysql -uroot -p<redacted>");
         let spawn = r#"{"argv":["tool","--token","S3CRET-ARG","--x"]}"#;
-        let a = classify(&req("POST", "/processes", Some(spawn))).unwrap();
+        let a = classify(&req(contract::SPAWN.route.step, &[], Some(spawn))).unwrap();
         assert_eq!(a.params["argv"], json!(["tool", "--token", "<redacted>", "--x"]));
     }
 
@@ -422,7 +443,7 @@ mod tests {
         let typing = format!(
             r#"{{"actions":[{{"type":"type","text":"{secret}"}},{{"type":"key","key":"enter"}}],"sensitive":true}}"#
         );
-        let a = classify(&req("POST", "/screens/0/input", Some(&typing))).unwrap();
+        let a = classify(&req(contract::INPUT.step, &[("screen", "0")], Some(&typing))).unwrap();
         assert_eq!(a.name, "actions");
         assert_eq!(a.params["actions"][0], json!({"type": "type"}), "{}", text(&a));
         assert_eq!(a.params["actions"][1]["key"], "enter");
@@ -431,28 +452,28 @@ mod tests {
             ("fill", format!(r#"{{"selector":"input.pw","value":"{secret}","sensitive":true}}"#)),
             ("type", format!(r#"{{"text":"{secret}","sensitive":true}}"#)),
         ] {
-            let a = classify(&req("POST", &format!("/browser/{tool}"), Some(&body))).unwrap();
+            let a = classify(&req(page_tool(tool), &[], Some(&body))).unwrap();
             assert!(!text(&a).contains(secret) && !text(&a).contains("_chars"), "{}", text(&a));
             assert!(is_sensitive(&a));
         }
         let run = format!(
             r#"{{"argv":["mysql","--password","{secret}"],"env":{{"PW":"{secret}"}},"stdin":"{secret}","sensitive":true}}"#
         );
-        let a = classify(&req("POST", "/commands/run", Some(&run))).unwrap();
+        let a = classify(&req(contract::RUN.route.step, &[], Some(&run))).unwrap();
         assert_eq!(a.params["argv"], json!([SENSITIVE_SHOWN]), "{}", text(&a));
         for gone in ["env_names", "stdin_bytes", "env", "stdin"] {
             assert!(!a.params.contains_key(gone), "{}", text(&a));
         }
         let line = format!(r#"{{"command":"echo {secret}","sensitive":true}}"#);
-        let a = classify(&req("POST", "/processes", Some(&line))).unwrap();
+        let a = classify(&req(contract::SPAWN.route.step, &[], Some(&line))).unwrap();
         assert_eq!(a.params["command"], json!(SENSITIVE_SHOWN), "{}", text(&a));
         let clip = format!(r#"{{"text":"{secret}","sensitive":true}}"#);
-        let a = classify(&req("PUT", "/clipboard", Some(&clip))).unwrap();
+        let a = classify(&req(contract::SET_CLIPBOARD.route.step, &[], Some(&clip))).unwrap();
         assert_eq!(a.params, one_value(SENSITIVE, json!(true)), "{}", text(&a));
 
         // Marked false, or not at all, an action keeps its shape as before.
         let plain = format!(r#"{{"text":"{secret}","sensitive":false}}"#);
-        let a = classify(&req("POST", "/browser/type", Some(&plain))).unwrap();
+        let a = classify(&req(page_tool("type"), &[], Some(&plain))).unwrap();
         assert_eq!(a.params["text_chars"], json!(secret.len()));
         assert!(!is_sensitive(&a));
     }

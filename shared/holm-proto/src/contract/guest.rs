@@ -4,7 +4,8 @@
 //! and documents the routes marked [`Holmd::Forward`] from it, and a test on
 //! each side fails when a route is missing.
 
-use super::{Call, Method, Op};
+use super::Method::{Delete, Post, Put};
+use super::{Call, Method, Op, Params, Step};
 use crate::accessibility::{NodeActed, NodeAction, Tree, TreeQuery};
 use crate::agent::{AgentRequest, AgentToken};
 use crate::desk::{Clipboard, ClipboardSet, Window, WindowActed, WindowAction};
@@ -19,6 +20,7 @@ use crate::guest::{
 };
 use crate::recording::{Recording, RecordingStart, RecordingStop};
 use crate::terminal::{TerminalEvent, TerminalQuery};
+use crate::timeline::StepKind;
 use crate::viewer::{
     AskForHelp, ControlEvents, EventsQuery, HandoffStatus, HandoffWait, ViewerConfig, ViewersStatus,
 };
@@ -57,18 +59,37 @@ pub struct GuestRoute {
     /// ([`crate::guest::PROTO_VERSION`] then): holmd refuses it for a box
     /// whose guest speaks an older one.
     pub since: u32,
+    /// What it is on the box's timeline; `None` for a read, which stays in
+    /// the traces only.
+    pub step: Option<Step>,
 }
 
 impl GuestRoute {
     /// A route that holmd forwards, moves the idle deadline and is no stream.
     pub const fn new(method: Method, path: &'static str, op: Op) -> Self {
-        Self { method, path, op, holmd: Holmd::Forward, watches: false, stream: false, since: 1 }
+        Self {
+            method,
+            path,
+            op,
+            holmd: Holmd::Forward,
+            watches: false,
+            stream: false,
+            since: 1,
+            step: None,
+        }
     }
 
     /// Arrived in guest protocol generation `generation`.
     #[must_use]
     pub const fn since(mut self, generation: u32) -> Self {
         self.since = generation;
+        self
+    }
+
+    /// Is `step` on the box's timeline.
+    #[must_use]
+    pub const fn step(mut self, step: Step) -> Self {
+        self.step = Some(step);
         self
     }
 
@@ -118,6 +139,11 @@ impl GuestRoute {
     }
 }
 
+/// A page tool's step, named `name`, its parameters the body's.
+const fn page(name: &'static str) -> Step {
+    Step::new(StepKind::Page, name, Params::Body)
+}
+
 const fn get(path: &'static str, op: Op) -> GuestRoute {
     GuestRoute::new(Method::Get, path, op)
 }
@@ -128,10 +154,6 @@ const fn post(path: &'static str, op: Op) -> GuestRoute {
 
 const fn put(path: &'static str, op: Op) -> GuestRoute {
     GuestRoute::new(Method::Put, path, op)
-}
-
-const fn delete(path: &'static str, op: Op) -> GuestRoute {
-    GuestRoute::new(Method::Delete, path, op)
 }
 
 /// `GET /health`: the desktop's readiness, without a credential.
@@ -162,11 +184,17 @@ pub const CURSOR: Call<(), CursorPosition> =
 
 /// `POST /v1/commands/run`: waits for the command, so it is a stream.
 pub const RUN: Call<CommandRequest, CommandResult> =
-    Call::post("/v1/commands/run", "commands", "Run a command and wait for it");
+    Call::post("/v1/commands/run", "commands", "Run a command and wait for it")
+        .stream()
+        .step(Step::new(StepKind::Command, "run", Params::Command));
 
 /// `POST /v1/processes`.
-pub const SPAWN: Call<ProcessStart, ProcessInfo> =
-    Call::post("/v1/processes", "processes", "Start a background process");
+pub const SPAWN: Call<ProcessStart, ProcessInfo> = Call::post(
+    "/v1/processes",
+    "processes",
+    "Start a background process",
+)
+.step(Step::new(StepKind::Command, "spawn", Params::Command));
 
 /// `GET /v1/processes`.
 pub const PROCESSES: Call<(), Page<ProcessInfo>> =
@@ -177,12 +205,20 @@ pub const PROCESS: Call<(), ProcessInfo> =
     Call::get("/v1/processes/{process}", "processes", "One background process");
 
 /// `POST /v1/files/mkdir`.
-pub const MKDIR: Call<MkdirRequest, FileInfo> =
-    Call::post("/v1/files/mkdir", "files", "Make a directory");
+pub const MKDIR: Call<MkdirRequest, FileInfo> = Call::post(
+    "/v1/files/mkdir",
+    "files",
+    "Make a directory",
+)
+.step(Step::new(StepKind::File, "mkdir", Params::Body));
 
 /// `POST /v1/files/rename`.
-pub const RENAME: Call<RenameRequest, FileInfo> =
-    Call::post("/v1/files/rename", "files", "Rename a path");
+pub const RENAME: Call<RenameRequest, FileInfo> = Call::post(
+    "/v1/files/rename",
+    "files",
+    "Rename a path",
+)
+.step(Step::new(StepKind::File, "rename", Params::Body));
 
 /// `GET /v1/browser/tabs`.
 pub const TABS: Call<(), Page<Tab>> =
@@ -193,62 +229,70 @@ pub const OPEN_TAB: Call<OpenTab, Tab> = Call::post(
     "/v1/browser/tabs",
     "browser",
     "Open a tab, make it current, and wait for its page to load",
-);
+)
+.step(Step::new(StepKind::Page, "open_tab", Params::Body));
 
 /// `POST /v1/browser/navigate`.
 pub const NAVIGATE: Call<NavigateRequest, PageResult> = Call::post(
     "/v1/browser/navigate",
     "browser",
     "Load a URL and wait for load, DOMContentLoaded or commit",
-);
+)
+.step(page("navigate"));
 
 /// `POST /v1/browser/click`.
 pub const CLICK: Call<ClickRequest, PageResult> = Call::post(
     "/v1/browser/click",
     "browser",
     "Click the first visible element that matches a CSS selector, with real mouse events",
-);
+)
+.step(page("click"));
 
 /// `POST /v1/browser/type`.
 pub const TYPE: Call<TypeRequest, PageResult> = Call::post(
     "/v1/browser/type",
     "browser",
     "Type text as key presses, into the element that matches or where the focus is",
-);
+)
+.step(page("type"));
 
 /// `POST /v1/browser/fill`.
 pub const FILL: Call<FillRequest, PageResult> = Call::post(
     "/v1/browser/fill",
     "browser",
     "Set a field's value at once, firing input and change",
-);
+)
+.step(page("fill"));
 
 /// `POST /v1/browser/press`.
 pub const PRESS: Call<PressRequest, PageResult> =
-    Call::post("/v1/browser/press", "browser", "Press a key or chord such as Enter or Control+a");
+    Call::post("/v1/browser/press", "browser", "Press a key or chord such as Enter or Control+a")
+        .step(page("press"));
 
 /// `POST /v1/browser/wait`.
 pub const WAIT: Call<WaitRequest, PageResult> = Call::post(
     "/v1/browser/wait",
     "browser",
     "Wait (bounded) until an element is visible, attached, hidden or detached",
-);
+)
+.step(page("wait"));
 
 /// `POST /v1/browser/evaluate`.
 pub const EVALUATE: Call<EvaluateRequest, EvaluateResult> = Call::post(
     "/v1/browser/evaluate",
     "browser",
     "Evaluate a JavaScript expression; an exception is a page_error",
-);
+)
+.step(page("evaluate"));
 
 /// `GET /v1/browser/text`.
-pub const PAGE_TEXT: Call<(), PageContent> =
+pub const PAGE_TEXT: Call<(), PageContent, TabQuery> =
     Call::get("/v1/browser/text", "browser", "The text a person sees in a tab")
         .query::<TabQuery>()
         .watches();
 
 /// `GET /v1/browser/html`.
-pub const PAGE_HTML: Call<(), PageContent> =
+pub const PAGE_HTML: Call<(), PageContent, TabQuery> =
     Call::get("/v1/browser/html", "browser", "The HTML of a tab").query::<TabQuery>().watches();
 
 /// `GET /v1/browser/state`.
@@ -264,7 +308,8 @@ pub const LOAD_STATE: Call<StorageState, LoadStateResult> = Call::post(
     "/v1/browser/state",
     "browser",
     "load_state: put cookies and storage (from any box) into this box's browser",
-);
+)
+.step(Step::new(StepKind::Page, "load_state", Params::BodySize));
 
 /// `GET /v1/bridge`: holmd asks it when it hands out the bridge.
 pub const BRIDGE: Call<(), BridgeStatus> =
@@ -285,7 +330,7 @@ pub const VIEWERS: Call<(), ViewersStatus> =
         .own("GET /v1/boxes/{id}/viewers");
 
 /// `GET /v1/viewers/events`.
-pub const VIEWER_EVENTS: Call<(), ControlEvents> = Call::get(
+pub const VIEWER_EVENTS: Call<(), ControlEvents, EventsQuery> = Call::get(
     "/v1/viewers/events",
     "viewers",
     "Who held control of the box through a takeover URL, and when: each take and each handback",
@@ -298,7 +343,7 @@ pub const ASK_FOR_HELP: Call<AskForHelp, HandoffStatus> =
         .own("POST /v1/boxes/{id}/handoff");
 
 /// `GET /v1/viewers/handoff`.
-pub const HANDOFF: Call<(), HandoffStatus> = Call::get(
+pub const HANDOFF: Call<(), HandoffStatus, HandoffWait> = Call::get(
     "/v1/viewers/handoff",
     "viewers",
     "The handoff between agent and person; with wait_for=handed_back, answer once the person hands back",
@@ -319,7 +364,8 @@ pub const WINDOW: Call<WindowAction, WindowActed> = Call::post(
     "/v1/windows/{window}",
     "windows",
     "Focus, move, resize or close a window, and wait (bounded) until the change shows",
-);
+)
+.step(Step::new(StepKind::Window, "window", Params::Body));
 
 /// `GET /v1/clipboard`.
 pub const CLIPBOARD: Call<(), Clipboard> = Call::get(
@@ -334,10 +380,11 @@ pub const SET_CLIPBOARD: Call<ClipboardSet, Clipboard> = Call::put(
     "/v1/clipboard",
     "clipboard",
     "Put text, a PNG image (base64), or both on the clipboard; the guest owns it until an app copies",
-);
+)
+.step(Step::new(StepKind::Window, "clipboard", Params::TextChars));
 
 /// `GET /v1/accessibility`.
-pub const ACCESSIBILITY: Call<(), Tree> = Call::get(
+pub const ACCESSIBILITY: Call<(), Tree, TreeQuery> = Call::get(
     "/v1/accessibility",
     "accessibility",
     "The accessibility tree (AT-SPI) of the focused window or of the whole screen: role, name, value, states and screen rectangle of each node, bounded in depth and count",
@@ -386,121 +433,241 @@ pub const RECORDING_FILE: GuestRoute = get(
 .watches()
 .stream();
 
+/// `PUT /v1/secret`: the server's alone.
+pub const SECRET: Call<BoxSecret, ()> = Call::told(
+    Put,
+    "/v1/secret",
+    "credentials",
+    "Replace the box secret (box secret only); the old one is refused from then on",
+)
+.internal("the box secret is the server's to set");
+
+/// `POST /v1/agent/tokens`.
+pub const AGENT_TOKEN: Call<AgentRequest, AgentToken> = Call::post(
+    "/v1/agent/tokens",
+    "credentials",
+    "A new agent credential, for debugging from the host (box secret only): it opens \
+     every route but those that manage credentials, until ttl_secs (default 300, at most 3600)",
+)
+.own("POST /v1/boxes/{id}/agent");
+
+/// `DELETE /v1/agent/tokens`.
+pub const REVOKE_AGENT_TOKENS: Call<(), ()> = Call::bare(
+    Delete,
+    "/v1/agent/tokens",
+    "credentials",
+    "Revoke every agent credential (box secret only)",
+)
+.own("DELETE /v1/boxes/{id}/agent");
+
+/// `GET /v1/openapi.json`: the guest's own document.
+pub const OPENAPI: Call<(), serde_json::Value> =
+    Call::get("/v1/openapi.json", "guest", "This document; needs no credential")
+        .public()
+        .internal("the guest's own document, read straight (holm agent); holmd serves its own")
+        .watches();
+
+/// `GET /v1/screens/{screen}/screenshot`: a raw image.
+pub const SCREENSHOT: GuestRoute = get(
+    "/v1/screens/{screen}/screenshot",
+    Op::image(
+        "desktop",
+        "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame",
+    )
+    .query::<ScreenshotOptions>(),
+)
+.watches()
+.step(Step::new(StepKind::Screenshot, "screen", Params::Query));
+
+/// `POST /v1/screens/{screen}/input`: JSON, or the image after the
+/// actions when the body asks for a screenshot.
+pub const INPUT: GuestRoute = post(
+    "/v1/screens/{screen}/input",
+    Op::json_or_image::<InputResult>(
+        "desktop",
+        "Input actions in order; with screenshot, answer the image after them",
+    )
+    .body::<InputRequest>(),
+)
+.step(Step::new(StepKind::Input, "input", Params::Input));
+
+/// `POST /v1/commands/stream`: NDJSON events.
+pub const COMMAND_STREAM: GuestRoute = post(
+    "/v1/commands/stream",
+    Op::ndjson::<CommandEvent>("commands", "Run a command and stream its events")
+        .body::<CommandRequest>(),
+)
+.stream()
+.step(Step::new(StepKind::Command, "stream", Params::Command));
+
+/// `DELETE /v1/processes/{process}`.
+pub const KILL: Call<(), ()> = Call::bare(
+    Delete,
+    "/v1/processes/{process}",
+    "processes",
+    "Kill a background process if it runs, and forget it",
+)
+.step(Step::new(StepKind::Command, "kill", Params::Path));
+
+/// `GET /v1/processes/{process}/output`: a JSON page, or NDJSON when
+/// following.
+pub const OUTPUT: GuestRoute = get(
+    "/v1/processes/{process}/output",
+    Op::json_or_ndjson::<OutputPage, OutputEvent>(
+        "processes",
+        "Output events after a cursor; follow=true streams",
+    )
+    .query::<OutputQuery>(),
+)
+.stream();
+
+/// `POST /v1/processes/{process}/stdin`: a raw body.
+pub const STDIN: GuestRoute = post(
+    "/v1/processes/{process}/stdin",
+    Op::empty("processes", "Write the raw body to standard input; eof=true closes it")
+        .query::<StdinQuery>()
+        .raw_body(),
+)
+.stream()
+.step(Step::new(StepKind::Command, "stdin", Params::Path));
+
+/// `POST /v1/processes/{process}/signal`.
+pub const SIGNAL: Call<SignalRequest, ()> =
+    Call::told(Post, "/v1/processes/{process}/signal", "processes", "Send a signal")
+        .step(Step::new(StepKind::Command, "signal", Params::Body));
+
+/// `GET /v1/files/content`: raw bytes, streamed.
+pub const READ_FILE: GuestRoute =
+    get("/v1/files/content", Op::bytes("files", "Read a file").query::<PathQuery>()).stream();
+
+/// `PUT /v1/files/content`: a raw body, streamed.
+pub const WRITE_FILE: GuestRoute = put(
+    "/v1/files/content",
+    Op::json::<FileInfo>("files", "Write a file atomically, making parents")
+        .query::<WriteQuery>()
+        .raw_body(),
+)
+.stream()
+.step(Step::new(StepKind::File, "write", Params::Query));
+
+/// `GET /v1/files/list`.
+pub const LIST: Call<(), Page<FileInfo>, ListQuery> =
+    Call::get("/v1/files/list", "files", "List a directory").query::<ListQuery>();
+
+/// `GET /v1/files/stat`.
+pub const STAT: Call<(), FileStat, PathQuery> =
+    Call::get("/v1/files/stat", "files", "Describe a path").query::<PathQuery>();
+
+/// `POST /v1/files/remove`.
+pub const REMOVE: Call<RemoveRequest, ()> =
+    Call::told(Post, "/v1/files/remove", "files", "Remove a path").step(Step::new(
+        StepKind::File,
+        "remove",
+        Params::Body,
+    ));
+
+/// `PUT /v1/bridge/secret`: the server's alone.
+pub const BRIDGE_SECRET: Call<BridgeSecret, ()> =
+    Call::told(Put, "/v1/bridge/secret", "credentials", "Replace the bridge's secret")
+        .internal("the bridge's secret is the server's to set");
+
+/// `DELETE /v1/browser/tabs/{tab}`.
+pub const CLOSE_TAB: Call<(), ()> =
+    Call::bare(Delete, "/v1/browser/tabs/{tab}", "browser", "Close a tab").step(Step::new(
+        StepKind::Page,
+        "close_tab",
+        Params::Path,
+    ));
+
+/// `POST /v1/browser/tabs/{tab}/activate`.
+pub const ACTIVATE_TAB: Call<(), ()> = Call::bare(
+    Post,
+    "/v1/browser/tabs/{tab}/activate",
+    "browser",
+    "Bring a tab to the front and make it current",
+)
+.step(Step::new(StepKind::Page, "activate_tab", Params::Path));
+
+/// `GET /v1/browser/screenshot`: a raw image.
+pub const PAGE_SCREENSHOT: GuestRoute = get(
+    "/v1/browser/screenshot",
+    Op::image(
+        "browser",
+        "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height",
+    )
+    .query::<PageScreenshotOptions>(),
+)
+.watches()
+.step(Step::new(StepKind::Screenshot, "page", Params::Query));
+
+/// `GET /v1/terminal`: a WebSocket.
+pub const TERMINAL: GuestRoute = get(
+    "/v1/terminal",
+    Op::websocket::<TerminalEvent>(
+        "terminal",
+        "A terminal: a real pty in the box over a WebSocket (Upgrade: websocket). Binary frames \
+         carry its bytes both ways; text frames are JSON: {\"type\":\"resize\",\"cols\",\"rows\"} \
+         from the client, ready (first), error and exit (last) from the server",
+    )
+    .query::<TerminalQuery>(),
+)
+.stream()
+.step(Step::new(StepKind::Command, "terminal", Params::Path));
+
+/// `PUT /v1/viewers/config`: the server's alone.
+pub const VIEWER_CONFIG: Call<ViewerConfig, ()> =
+    Call::told(Put, "/v1/viewers/config", "credentials", "Set the viewers' key and grants")
+        .internal("the viewers' key and grants are the server's to set");
+
+/// `DELETE /v1/viewers/help`.
+pub const WITHDRAW_HELP: Call<(), HandoffStatus> =
+    Call::delete("/v1/viewers/help", "viewers", "Withdraw a request for help")
+        .own("DELETE /v1/boxes/{id}/handoff");
+
+/// `DELETE /v1/recordings/{file}`.
+pub const REMOVE_RECORDING: Call<(), ()> = Call::bare(
+    Delete,
+    "/v1/recordings/{file}",
+    "recordings",
+    "Remove a recording that is not running, and its file",
+);
+
 /// Every route of the guest.
 pub static GUEST_ROUTES: &[GuestRoute] = &[
     HEALTH.route,
-    put(
-        "/v1/secret",
-        Op::empty(
-            "credentials",
-            "Replace the box secret (box secret only); the old one is refused from then on",
-        )
-        .body::<BoxSecret>(),
-    )
-    .internal("the box secret is the server's to set"),
-    post(
-        "/v1/agent/tokens",
-        Op::json::<AgentToken>(
-            "credentials",
-            "A new agent credential, for debugging from the host (box secret only): it opens \
-             every route but those that manage credentials, until ttl_secs (default 300, at most 3600)",
-        )
-        .body::<AgentRequest>(),
-    )
-    .own("POST /v1/boxes/{id}/agent"),
-    delete(
-        "/v1/agent/tokens",
-        Op::empty("credentials", "Revoke every agent credential (box secret only)"),
-    )
-    .own("DELETE /v1/boxes/{id}/agent"),
-    get(
-        "/v1/openapi.json",
-        Op::json::<serde_json::Value>("guest", "This document; needs no credential").public(),
-    )
-    .internal("the guest's own document, read straight (holm agent); holmd serves its own")
-    .watches(),
+    SECRET.route,
+    AGENT_TOKEN.route,
+    REVOKE_AGENT_TOKENS.route,
+    OPENAPI.route,
     INFO.route,
     SCREENS.route,
     SCREEN.route,
     CURSOR.route,
-    get(
-        "/v1/screens/{screen}/screenshot",
-        Op::image(
-            "desktop",
-            "A screenshot: the raw image, described by x-holm-* headers; If-None-Match answers 304 for an unchanged frame",
-        )
-        .query::<ScreenshotOptions>(),
-    )
-    .watches(),
-    post(
-        "/v1/screens/{screen}/input",
-        Op::json_or_image::<InputResult>(
-            "desktop",
-            "Input actions in order; with screenshot, answer the image after them",
-        )
-        .body::<InputRequest>(),
-    ),
-    RUN.route.stream(),
-    post(
-        "/v1/commands/stream",
-        Op::ndjson::<CommandEvent>("commands", "Run a command and stream its events")
-            .body::<CommandRequest>(),
-    )
-    .stream(),
+    SCREENSHOT,
+    INPUT,
+    RUN.route,
+    COMMAND_STREAM,
     SPAWN.route,
     PROCESSES.route,
     PROCESS.route,
-    delete(
-        "/v1/processes/{process}",
-        Op::empty("processes", "Kill a background process if it runs, and forget it"),
-    ),
-    get(
-        "/v1/processes/{process}/output",
-        Op::json_or_ndjson::<OutputPage, OutputEvent>(
-            "processes",
-            "Output events after a cursor; follow=true streams",
-        )
-        .query::<OutputQuery>(),
-    )
-    .stream(),
-    post(
-        "/v1/processes/{process}/stdin",
-        Op::empty("processes", "Write the raw body to standard input; eof=true closes it")
-            .query::<StdinQuery>()
-            .raw_body(),
-    )
-    .stream(),
-    post(
-        "/v1/processes/{process}/signal",
-        Op::empty("processes", "Send a signal").body::<SignalRequest>(),
-    ),
-    get("/v1/files/content", Op::bytes("files", "Read a file").query::<PathQuery>()).stream(),
-    put(
-        "/v1/files/content",
-        Op::json::<FileInfo>("files", "Write a file atomically, making parents")
-            .query::<WriteQuery>()
-            .raw_body(),
-    )
-    .stream(),
-    get("/v1/files/list", Op::json::<Page<FileInfo>>("files", "List a directory").query::<ListQuery>()),
-    get("/v1/files/stat", Op::json::<FileStat>("files", "Describe a path").query::<PathQuery>()),
+    KILL.route,
+    OUTPUT,
+    STDIN,
+    SIGNAL.route,
+    READ_FILE,
+    WRITE_FILE,
+    LIST.route,
+    STAT.route,
     MKDIR.route,
-    post("/v1/files/remove", Op::empty("files", "Remove a path").body::<RemoveRequest>()),
+    REMOVE.route,
     RENAME.route,
     BRIDGE.route,
-    put(
-        "/v1/bridge/secret",
-        Op::empty("credentials", "Replace the bridge's secret").body::<BridgeSecret>(),
-    )
-        .internal("the bridge's secret is the server's to set"),
+    BRIDGE_SECRET.route,
     BRIDGE_TICKET.route,
     TABS.route,
     OPEN_TAB.route,
-    delete("/v1/browser/tabs/{tab}", Op::empty("browser", "Close a tab")),
-    post(
-        "/v1/browser/tabs/{tab}/activate",
-        Op::empty("browser", "Bring a tab to the front and make it current"),
-    ),
+    CLOSE_TAB.route,
+    ACTIVATE_TAB.route,
     NAVIGATE.route,
     CLICK.route,
     TYPE.route,
@@ -508,43 +675,17 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     PRESS.route,
     WAIT.route,
     EVALUATE.route,
-    get(
-        "/v1/browser/screenshot",
-        Op::image(
-            "browser",
-            "A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height",
-        )
-        .query::<PageScreenshotOptions>(),
-    )
-    .watches(),
+    PAGE_SCREENSHOT,
     PAGE_TEXT.route,
     PAGE_HTML.route,
     SAVE_STATE.route,
     LOAD_STATE.route,
-    get(
-        "/v1/terminal",
-        Op::websocket::<TerminalEvent>(
-            "terminal",
-            "A terminal: a real pty in the box over a WebSocket (Upgrade: websocket). Binary frames \
-             carry its bytes both ways; text frames are JSON: {\"type\":\"resize\",\"cols\",\"rows\"} \
-             from the client, ready (first), error and exit (last) from the server",
-        )
-        .query::<TerminalQuery>(),
-    )
-    .stream(),
+    TERMINAL,
     VIEWERS.route,
-    put(
-        "/v1/viewers/config",
-        Op::empty("credentials", "Set the viewers' key and grants").body::<ViewerConfig>(),
-    )
-        .internal("the viewers' key and grants are the server's to set"),
+    VIEWER_CONFIG.route,
     VIEWER_EVENTS.route,
     ASK_FOR_HELP.route,
-    delete(
-        "/v1/viewers/help",
-        Op::json::<HandoffStatus>("viewers", "Withdraw a request for help"),
-    )
-    .own("DELETE /v1/boxes/{id}/handoff"),
+    WITHDRAW_HELP.route,
     HANDOFF.route,
     WINDOWS.route,
     WINDOW.route,
@@ -556,10 +697,7 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     STOP_RECORDING.route,
     RECORDINGS.route,
     RECORDING_FILE,
-    delete(
-        "/v1/recordings/{file}",
-        Op::empty("recordings", "Remove a recording that is not running, and its file"),
-    ),
+    REMOVE_RECORDING.route,
 ];
 
 #[cfg(test)]

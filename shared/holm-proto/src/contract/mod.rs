@@ -14,6 +14,7 @@
 
 mod guest;
 pub mod server;
+mod step;
 
 use std::marker::PhantomData;
 
@@ -22,6 +23,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 pub use self::guest::*;
+pub use self::step::{Params, Step};
 
 /// Makes the JSON schema of a type.
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
@@ -273,17 +275,22 @@ pub fn path_matches(path: &str, actual: &str) -> bool {
     }
 }
 
-/// A typed call of a JSON route: its request body is `Req` (`()` for
-/// none) and its answer `Resp`. The route's record is made from these
-/// types, so what is documented, forwarded and called agree.
+/// A typed call of a JSON route: its query is the fields of `Q` (`()`
+/// for none), its request body `Req` (`()` for none) and its answer `Resp`
+/// (`()` for nothing). The route's record is made from these types, so
+/// what is documented, forwarded and called agree.
 #[derive(Debug)]
-pub struct Call<Req, Resp> {
+pub struct Call<Req, Resp, Q = ()> {
     /// The route.
     pub route: GuestRoute,
-    types: PhantomData<fn(Req) -> Resp>,
+    types: PhantomData<fn(Q, Req) -> Resp>,
 }
 
-impl<Req, Resp> Call<Req, Resp> {
+impl<Req, Resp, Q> Call<Req, Resp, Q> {
+    const fn of(route: GuestRoute) -> Self {
+        Self { route, types: PhantomData }
+    }
+
     /// Only watches the box (see [`GuestRoute::watches`]).
     #[must_use]
     pub const fn watches(mut self) -> Self {
@@ -291,10 +298,10 @@ impl<Req, Resp> Call<Req, Resp> {
         self
     }
 
-    /// Takes query parameters, the fields of `T`.
+    /// Is a stream (see [`GuestRoute::stream`]).
     #[must_use]
-    pub const fn query<T: JsonSchema>(mut self) -> Self {
-        self.route.op = self.route.op.query::<T>();
+    pub const fn stream(mut self) -> Self {
+        self.route.stream = true;
         self
     }
 
@@ -326,13 +333,34 @@ impl<Req, Resp> Call<Req, Resp> {
         self.route = self.route.own(route);
         self
     }
+
+    /// Is a step of the box's timeline (see [`GuestRoute::step`]).
+    #[must_use]
+    pub const fn step(mut self, step: Step) -> Self {
+        self.route = self.route.step(step);
+        self
+    }
+}
+
+impl<Req, Resp> Call<Req, Resp> {
+    /// Takes query parameters, the fields of `T`.
+    #[must_use]
+    pub const fn query<T: JsonSchema>(self) -> Call<Req, Resp, T> {
+        let mut route = self.route;
+        route.op = route.op.query::<T>();
+        Call::of(route)
+    }
 }
 
 impl<Resp: JsonSchema> Call<(), Resp> {
     /// A GET answering JSON `Resp`.
     pub const fn get(path: &'static str, tag: &'static str, summary: &'static str) -> Self {
-        let op = Op::json::<Resp>(tag, summary);
-        Self { route: GuestRoute::new(Method::Get, path, op), types: PhantomData }
+        Self::of(GuestRoute::new(Method::Get, path, Op::json::<Resp>(tag, summary)))
+    }
+
+    /// A DELETE answering JSON `Resp`.
+    pub const fn delete(path: &'static str, tag: &'static str, summary: &'static str) -> Self {
+        Self::of(GuestRoute::new(Method::Delete, path, Op::json::<Resp>(tag, summary)))
     }
 }
 
@@ -340,13 +368,37 @@ impl<Req: JsonSchema, Resp: JsonSchema> Call<Req, Resp> {
     /// A POST of JSON `Req` answering JSON `Resp`.
     pub const fn post(path: &'static str, tag: &'static str, summary: &'static str) -> Self {
         let op = Op::json::<Resp>(tag, summary).body::<Req>();
-        Self { route: GuestRoute::new(Method::Post, path, op), types: PhantomData }
+        Self::of(GuestRoute::new(Method::Post, path, op))
     }
 
     /// A PUT of JSON `Req` answering JSON `Resp`.
     pub const fn put(path: &'static str, tag: &'static str, summary: &'static str) -> Self {
         let op = Op::json::<Resp>(tag, summary).body::<Req>();
-        Self { route: GuestRoute::new(Method::Put, path, op), types: PhantomData }
+        Self::of(GuestRoute::new(Method::Put, path, op))
+    }
+}
+
+impl Call<(), ()> {
+    /// A `method` without a body, answering nothing (204).
+    pub const fn bare(
+        method: Method,
+        path: &'static str,
+        tag: &'static str,
+        summary: &'static str,
+    ) -> Self {
+        Self::of(GuestRoute::new(method, path, Op::empty(tag, summary)))
+    }
+}
+
+impl<Req: JsonSchema> Call<Req, ()> {
+    /// A `method` of JSON `Req`, answering nothing (204).
+    pub const fn told(
+        method: Method,
+        path: &'static str,
+        tag: &'static str,
+        summary: &'static str,
+    ) -> Self {
+        Self::of(GuestRoute::new(method, path, Op::empty(tag, summary).body::<Req>()))
     }
 }
 

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use schemars::JsonSchema;
 
 use super::Method::{Delete, Get, Patch, Post, Put};
-use super::{Method, Op};
+use super::{Method, Op, Params, Step};
 use crate::agent::{AgentAccess, AgentRequest};
 use crate::guest::Page;
 use crate::host::{
@@ -22,7 +22,7 @@ use crate::host::{
     ReplaceRuntime, RuntimeInfo, ServerHealth, Trace, TracesQuery, WaitQuery,
 };
 use crate::progress::{BoxEvent, ProgressQuery};
-use crate::timeline::{DatasetLine, ExportQuery, Step, TimelineQuery};
+use crate::timeline::{DatasetLine, ExportQuery, Step as TimelineStep, StepKind, TimelineQuery};
 use crate::viewer::{AskForHelp, CreateViewer, Handoff, HandoffWait, ViewerGrant};
 
 /// One route of holmd's own.
@@ -38,6 +38,9 @@ pub struct ServerRoute {
     /// Whether it only reads what the server keeps of a box (its record,
     /// progress, traces, timeline), so a request of it leaves no trace.
     pub untraced: bool,
+    /// What it is on the box's timeline; `None` for a read or a route of
+    /// no box.
+    pub step: Option<Step>,
 }
 
 /// A typed route of holmd: its query is the fields of `Q` (`()` for
@@ -55,7 +58,10 @@ pub struct ServerCall<Q, Req, Resp> {
 impl<Q, Req, Resp> ServerCall<Q, Req, Resp> {
     /// The route `method` `path`, documented as `op`.
     pub const fn new(method: Method, path: &'static str, op: Op) -> Self {
-        Self { route: ServerRoute { method, path, op, untraced: false }, types: PhantomData }
+        Self {
+            route: ServerRoute { method, path, op, untraced: false, step: None },
+            types: PhantomData,
+        }
     }
 
     /// Only reads what the server keeps of a box: leaves no trace.
@@ -69,6 +75,13 @@ impl<Q, Req, Resp> ServerCall<Q, Req, Resp> {
     #[must_use]
     pub const fn status(mut self, status: u16) -> Self {
         self.route.op = self.route.op.status(status);
+        self
+    }
+
+    /// Is `step` on the box's timeline.
+    #[must_use]
+    pub const fn step(mut self, step: Step) -> Self {
+        self.route.step = Some(step);
         self
     }
 
@@ -191,11 +204,16 @@ pub const BOX: ServerCall<WaitQuery, (), BoxInfo> = ServerCall::json(
 
 /// `DELETE /v1/boxes/{id}`.
 pub const REMOVE_BOX: ServerCall<(), (), BoxInfo> =
-    ServerCall::json(Delete, "/v1/boxes/{id}", "boxes", "Remove a box");
+    ServerCall::json(Delete, "/v1/boxes/{id}", "boxes", "Remove a box").step(Step::new(
+        StepKind::Lifecycle,
+        "remove",
+        Params::Path,
+    ));
 
 /// `POST /v1/boxes/{id}/stop`.
 pub const STOP_BOX: ServerCall<(), (), BoxInfo> =
-    ServerCall::json(Post, "/v1/boxes/{id}/stop", "lifecycle", "Stop a box, keeping its files");
+    ServerCall::json(Post, "/v1/boxes/{id}/stop", "lifecycle", "Stop a box, keeping its files")
+        .step(Step::new(StepKind::Lifecycle, "stop", Params::Body));
 
 /// `POST /v1/boxes/{id}/start`.
 pub const START_BOX: ServerCall<WaitQuery, (), BoxInfo> = ServerCall::json(
@@ -204,11 +222,13 @@ pub const START_BOX: ServerCall<WaitQuery, (), BoxInfo> = ServerCall::json(
     "lifecycle",
     "Start a stopped box: a new desktop on new ports; with wait_for=running, answer once it runs",
 )
-.query();
+.query()
+.step(Step::new(StepKind::Lifecycle, "start", Params::Body));
 
 /// `POST /v1/boxes/{id}/pause`.
 pub const PAUSE_BOX: ServerCall<(), (), BoxInfo> =
-    ServerCall::json(Post, "/v1/boxes/{id}/pause", "lifecycle", "Pause a box, keeping its memory");
+    ServerCall::json(Post, "/v1/boxes/{id}/pause", "lifecycle", "Pause a box, keeping its memory")
+        .step(Step::new(StepKind::Lifecycle, "pause", Params::Body));
 
 /// `POST /v1/boxes/{id}/resume`.
 pub const RESUME_BOX: ServerCall<(), (), BoxInfo> = ServerCall::json(
@@ -216,7 +236,8 @@ pub const RESUME_BOX: ServerCall<(), (), BoxInfo> = ServerCall::json(
     "/v1/boxes/{id}/resume",
     "lifecycle",
     "Resume a paused box where it was",
-);
+)
+.step(Step::new(StepKind::Lifecycle, "resume", Params::Body));
 
 /// `POST /v1/boxes/{id}/fork`: takes an `Idempotency-Key` header.
 pub const FORK_BOX: ServerCall<WaitQuery, ForkBox, BoxInfo> = ServerCall::json(
@@ -227,7 +248,8 @@ pub const FORK_BOX: ServerCall<WaitQuery, ForkBox, BoxInfo> = ServerCall::json(
 )
 .body()
 .query()
-.status(201);
+.status(201)
+.step(Step::new(StepKind::Lifecycle, "fork", Params::Body));
 
 /// `POST /v1/boxes/{id}/extend`.
 pub const EXTEND_BOX: ServerCall<(), ExtendBox, BoxInfo> = ServerCall::json(
@@ -236,7 +258,8 @@ pub const EXTEND_BOX: ServerCall<(), ExtendBox, BoxInfo> = ServerCall::json(
     "lifecycle",
     "Move the end of a box's lifetime later, up to its runtime's maximum",
 )
-.body();
+.body()
+.step(Step::new(StepKind::Lifecycle, "extend", Params::Body));
 
 /// `GET /v1/boxes/{id}/progress`: NDJSON, one [`BoxEvent`] a line.
 pub const PROGRESS: ServerCall<ProgressQuery, (), BoxEvent> = ServerCall::new(
@@ -263,7 +286,7 @@ pub const TRACES: ServerCall<TracesQuery, (), Page<Trace>> = ServerCall::json(
 .untraced();
 
 /// `GET /v1/boxes/{id}/timeline`.
-pub const TIMELINE: ServerCall<TimelineQuery, (), Page<Step>> = ServerCall::json(
+pub const TIMELINE: ServerCall<TimelineQuery, (), Page<TimelineStep>> = ServerCall::json(
     Get,
     "/v1/boxes/{id}/timeline",
     "timeline",
@@ -306,7 +329,8 @@ pub const CREATE_VIEWER: ServerCall<(), CreateViewer, ViewerGrant> = ServerCall:
      with its own token (after # in the URL), expiring after expires_after_secs (default 3600)",
 )
 .body()
-.status(201);
+.status(201)
+.step(Step::new(StepKind::Control, "viewer_created", Params::Body));
 
 /// `GET /v1/boxes/{id}/viewers`.
 pub const VIEWERS: ServerCall<(), (), Page<ViewerGrant>> = ServerCall::json(
@@ -322,7 +346,8 @@ pub const REVOKE_VIEWER: ServerCall<(), (), ViewerGrant> = ServerCall::json(
     "/v1/boxes/{id}/viewers/{grant}",
     "viewers",
     "Revoke a viewer URL: it opens nothing more, and its open connections close",
-);
+)
+.step(Step::new(StepKind::Control, "viewer_revoked", Params::Path));
 
 /// `POST /v1/boxes/{id}/handoff`.
 pub const ASK_FOR_HELP: ServerCall<(), AskForHelp, Handoff> = ServerCall::json(
@@ -332,7 +357,8 @@ pub const ASK_FOR_HELP: ServerCall<(), AskForHelp, Handoff> = ServerCall::json(
     "Ask a person for help: answers a takeover URL whose page shows the reason; the agent's \
      input is refused while the person is in control",
 )
-.body();
+.body()
+.step(Step::new(StepKind::Control, "ask_for_help", Params::Body));
 
 /// `GET /v1/boxes/{id}/handoff`.
 pub const HANDOFF: ServerCall<HandoffWait, (), Handoff> = ServerCall::json(
