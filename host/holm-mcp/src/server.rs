@@ -1,5 +1,5 @@
 //! [`HolmMcp`]: the MCP server handler. A call finds its tool in
-//! [`crate::tools::TOOLS`], which checks its arguments, calls holmd's REST
+//! [`crate::tools::tools`], which checks its arguments, calls holmd's REST
 //! API through [`holm_client`], and answers a tool result; any failure is a
 //! tool result too ([`crate::errors`]).
 
@@ -294,7 +294,7 @@ mod tests {
         }
     }
 
-    /// Every tool in `TOOLS` parses strictly before it calls anything: an
+    /// Every tool parses strictly before it calls anything: an
     /// unknown field is named in a tool result, whatever else is missing.
     #[tokio::test]
     async fn every_tool_refuses_an_unknown_field_before_any_call() {

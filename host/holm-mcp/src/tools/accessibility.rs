@@ -65,6 +65,9 @@ pub struct ActArgs {
     pub pointer: Option<bool>,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&AccessibilityTree, &AccessibilityAct];
+
 /// `accessibility_tree`.
 #[derive(Debug)]
 pub(crate) struct AccessibilityTree;

@@ -13,6 +13,16 @@ use crate::progress::Reporter;
 use crate::server::HolmMcp;
 use crate::tools::{Annotations, Answer, Effect, Tool, json_result, to_value};
 
+/// The box tools, in the order `tools/list` answers them (making and
+/// changing a box are in [`super::lifecycle`]).
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[
+    &ListRuntimes,
+    &super::lifecycle::LaunchBox,
+    &ListBoxes,
+    &super::lifecycle::BoxLife,
+    &RemoveBox,
+];
+
 /// `list_runtimes`.
 #[derive(Debug)]
 pub(crate) struct ListRuntimes;

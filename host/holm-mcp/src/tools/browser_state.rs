@@ -19,6 +19,9 @@ pub struct SaveStateArgs {
     pub box_id: String,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&SaveState, &LoadState];
+
 /// `save_state`.
 #[derive(Debug)]
 pub(crate) struct SaveState;

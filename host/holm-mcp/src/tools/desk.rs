@@ -117,6 +117,10 @@ pub struct SetClipboardArgs {
     pub sensitive: bool,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] =
+    &[&ListWindows, &Window, &GetClipboard, &SetClipboard];
+
 /// `list_windows`.
 #[derive(Debug)]
 pub(crate) struct ListWindows;

@@ -50,6 +50,9 @@ pub struct ExecArgs {
     pub sensitive: bool,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&Exec];
+
 /// `exec`.
 #[derive(Debug)]
 pub(crate) struct Exec;

@@ -49,6 +49,9 @@ pub struct ReadFileArgs {
     pub max_bytes: Option<u64>,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&ReadFile, &WriteFile, &ListFiles];
+
 /// `read_file`.
 #[derive(Debug)]
 pub(crate) struct ReadFile;

@@ -1,6 +1,6 @@
 //! The tools: each one a `Tool`, its name, description, input schema,
 //! annotations and handler together in the file of its group, and every one
-//! listed once, in order, in `TOOLS`.
+//! listed once, in order, in its group's `TOOLS`.
 //!
 //! Descriptions are short and exact: they say the units and which coordinates
 //! a tool takes. Annotations are truthful: read-only tools change nothing;
@@ -12,9 +12,9 @@
 //! its context) and no tool answers a secret: box secrets, bridge secrets and
 //! the server token stay in holmd.
 //!
-//! To add a tool: a unit struct and its `impl Tool` in its group's file (a
-//! new group is a new file here and its `mod` line), and its place in
-//! `TOOLS`.
+//! To add a tool: a unit struct, its `impl Tool` and its place in `TOOLS`,
+//! all in its group's file (a new group is a new file here, its `mod` line
+//! and its place in `GROUPS`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -41,40 +41,25 @@ pub(crate) mod record;
 pub(crate) mod screen;
 pub(crate) mod viewers;
 
-/// Every tool, in the order `tools/list` answers them.
-pub(crate) const TOOLS: &[&dyn DynTool] = &[
-    &boxes::ListRuntimes,
-    &lifecycle::LaunchBox,
-    &boxes::ListBoxes,
-    &lifecycle::BoxLife,
-    &boxes::RemoveBox,
-    &screen::Screenshot,
-    &screen::Desktop,
-    &screen::Cursor,
-    &exec::Exec,
-    &files::ReadFile,
-    &files::WriteFile,
-    &files::ListFiles,
-    &page::ListTabs,
-    &page::Page,
-    &page::PageText,
-    &page::PageHtml,
-    &page::PageScreenshot,
-    &browser_state::SaveState,
-    &browser_state::LoadState,
-    &viewers::ViewScreen,
-    &viewers::AskForHelp,
-    &viewers::WaitForHandback,
-    &desk::ListWindows,
-    &desk::Window,
-    &desk::GetClipboard,
-    &desk::SetClipboard,
-    &accessibility::AccessibilityTree,
-    &accessibility::AccessibilityAct,
-    &record::StartRecording,
-    &record::StopRecording,
-    &record::ListRecordings,
+/// Every group of tools, each listing its own in its file (`TOOLS`), in
+/// the order `tools/list` answers them.
+const GROUPS: &[&[&dyn DynTool]] = &[
+    boxes::TOOLS,
+    screen::TOOLS,
+    exec::TOOLS,
+    files::TOOLS,
+    page::TOOLS,
+    browser_state::TOOLS,
+    viewers::TOOLS,
+    desk::TOOLS,
+    accessibility::TOOLS,
+    record::TOOLS,
 ];
+
+/// Every tool, in the order `tools/list` answers them.
+pub(crate) fn tools() -> impl Iterator<Item = &'static dyn DynTool> {
+    GROUPS.iter().flat_map(|group| group.iter().copied())
+}
 
 /// What a tool answers: its result, or a failure that becomes a tool result
 /// ([`crate::errors::tool_error`]).
@@ -200,13 +185,13 @@ impl<T: Tool> DynTool for T {
 
 /// The tool named `name`.
 pub(crate) fn get(name: &str) -> Option<&'static dyn DynTool> {
-    TOOLS.iter().copied().find(|t| t.name() == name)
+    tools().find(|t| t.name() == name)
 }
 
 /// Every tool's definition, made once.
 pub fn all() -> &'static [rmcp::model::Tool] {
     static DEFINITIONS: OnceLock<Vec<rmcp::model::Tool>> = OnceLock::new();
-    DEFINITIONS.get_or_init(|| TOOLS.iter().map(|t| t.definition()).collect())
+    DEFINITIONS.get_or_init(|| tools().map(|t| t.definition()).collect())
 }
 
 /// The definition of the tool named `name`.
@@ -246,7 +231,7 @@ mod tests {
 
     use serde_json::Value;
 
-    use super::{TOOLS, all, find, get};
+    use super::{all, find, get, tools};
 
     /// Every `$ref` in `schema` points at a definition that exists.
     fn refs_resolve(root: &Value, node: &Value) {
@@ -348,7 +333,7 @@ mod tests {
         let names: Vec<&str> = all().iter().map(|t| t.name.as_ref()).collect();
         let unique: BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
-        for t in TOOLS {
+        for t in tools() {
             assert_eq!(get(t.name()).map(|g| g.name()), Some(t.name()));
             assert_eq!(find(t.name()).map(|d| d.name), Some(t.name().into()));
         }

@@ -37,6 +37,10 @@ pub struct TabsArgs {
     pub box_id: String,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] =
+    &[&ListTabs, &Page, &PageText, &PageHtml, &PageScreenshot];
+
 /// `list_tabs`.
 #[derive(Debug)]
 pub(crate) struct ListTabs;

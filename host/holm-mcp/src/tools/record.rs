@@ -46,6 +46,10 @@ pub struct ListRecordingsArgs {
     pub box_id: String,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] =
+    &[&StartRecording, &StopRecording, &ListRecordings];
+
 /// `start_recording`.
 #[derive(Debug)]
 pub(crate) struct StartRecording;

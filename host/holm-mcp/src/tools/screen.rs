@@ -60,6 +60,9 @@ pub struct ScreenshotArgs {
     pub cursor: bool,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&Screenshot, &Desktop, &Cursor];
+
 /// `screenshot`.
 #[derive(Debug)]
 pub(crate) struct Screenshot;

@@ -28,6 +28,9 @@ pub struct ViewScreenArgs {
     pub takeover: bool,
 }
 
+/// This group's tools, in the order `tools/list` answers them.
+pub(crate) const TOOLS: &[&dyn super::DynTool] = &[&ViewScreen, &AskForHelp, &WaitForHandback];
+
 /// `view_screen`.
 #[derive(Debug)]
 pub(crate) struct ViewScreen;
