@@ -9,6 +9,27 @@ use holm_proto::accessibility::{Node, NodeAction, NodeVerb, TreeQuery};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// The accessibility tree of a box's focused window (--all: the screen);
+    /// click a node or set its value.
+    Accessibility(AccessibilityArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Accessibility(a) => run(c, a, json).await,
+        }
+    }
+}
+
 /// `holm accessibility BOX [click|set ...]`.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]

@@ -12,6 +12,28 @@ use serde::Serialize;
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// How to reach a box's guest API straight from this host, to debug it (prints a
+    /// short-lived credential for that box only); `--curl [PATH]` prints a ready curl line,
+    /// `--revoke` revokes every such credential of the box.
+    Agent(AgentArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Agent(a) => agent(c, a, json).await,
+        }
+    }
+}
+
 /// `holm agent BOX`.
 #[derive(Debug, Args)]
 pub struct AgentArgs {

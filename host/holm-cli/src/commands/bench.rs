@@ -13,6 +13,29 @@ use std::process::ExitCode;
 use clap::Args;
 use holm_proto::{ApiError, ErrorCode};
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Measure holm against the exec-driven way on real boxes on Docker:
+    /// runs the `holm-bench` program (beside `holm`, or `HOLM_BENCH_BIN`)
+    /// with these arguments; `holm bench --help` shows them.
+    #[command(disable_help_flag = true)]
+    Bench(BenchArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        _c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Bench(a) => run(&a.args, json),
+        }
+    }
+}
+
 /// `holm bench`'s arguments: all of them are the benchmark's.
 #[derive(Debug, Args)]
 pub struct BenchArgs {

@@ -10,6 +10,59 @@ use holm_proto::host::{BoxSpec, CreateBox, ForkBox, Placement};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Create a box and print its id once its desktop answers.
+    New(NewArgs),
+    /// List the boxes, or with BOX:/PATH a directory in a box.
+    Ls(super::files::LsArgs),
+    /// Show one box.
+    Get(BoxArgs),
+    /// Remove boxes (BOX...), or files in a box (BOX:/PATH... [-r]).
+    Rm(super::files::RmArgs),
+    /// Stop boxes, keeping their files.
+    Stop(StopArgs),
+    /// Start a stopped box: a new desktop on new ports.
+    Start(StartArgs),
+    /// Pause a box, keeping its memory.
+    Pause(BoxArgs),
+    /// Resume a paused box where it was.
+    Resume(BoxArgs),
+    /// Fork a box: a new box with a copy of its files. Prints the new id.
+    Fork(ForkArgs),
+    /// Move the end of a box's lifetime later.
+    Extend(ExtendArgs),
+    /// The requests through the server to a box, oldest first.
+    Traces(BoxArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::New(a) => new(c, a, json).await,
+            Self::Ls(super::files::LsArgs { target: Some(target), depth, .. }) => {
+                super::files::ls_files(c, &target, depth, json).await
+            }
+            Self::Ls(a) => ls(c, a.all, json).await,
+            Self::Get(a) => get(c, a).await,
+            Self::Rm(a) => super::files::rm(c, a, json).await,
+            Self::Stop(a) => stop(c, a, json).await,
+            Self::Start(a) => start(c, a, json).await,
+            Self::Pause(a) => pause(c, a, json).await,
+            Self::Resume(a) => resume(c, a, json).await,
+            Self::Fork(a) => fork(c, a, json).await,
+            Self::Extend(a) => extend(c, a, json).await,
+            Self::Traces(a) => traces(c, a, json).await,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(super) struct NewArgs {
     /// The runtime (default: the server's default).

@@ -15,6 +15,33 @@ use holm_proto::guest::{
 use crate::args::SensitiveArg;
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// How to connect Playwright or Puppeteer to a box's Chromium (prints credentials).
+    Bridge(BridgeArgs),
+    /// Page tools on a box's Chromium: tabs, goto, click, type, fill, press, wait, eval, screenshot, text, html.
+    Page(PageArgs),
+    /// Save a box's browser login (cookies and web storage), or load one into a box.
+    #[command(subcommand)]
+    State(StateCmd),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Bridge(a) => bridge(c, a, json).await,
+            Self::Page(a) => page(c, a, json).await,
+            Self::State(cmd) => state(c, cmd, json).await,
+        }
+    }
+}
+
 /// `holm bridge BOX`.
 #[derive(Debug, Args)]
 pub struct BridgeArgs {

@@ -12,6 +12,32 @@ use holm_proto::desk::{ClipboardSet, WindowAction};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// The windows of a box: id, screen, focus, rectangle, app and title.
+    Windows(WindowsArgs),
+    /// Focus, move, resize or close a window of a box.
+    Window(WindowArgs),
+    /// Get or set a box's clipboard: text, a PNG image, or both.
+    Clipboard(ClipboardArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Windows(a) => windows(c, a, json).await,
+            Self::Window(a) => window(c, a, json).await,
+            Self::Clipboard(a) => clipboard(c, a, json).await,
+        }
+    }
+}
+
 /// `holm windows BOX`.
 #[derive(Debug, Args)]
 pub struct WindowsArgs {

@@ -14,6 +14,47 @@ use holm_proto::guest::{
 use crate::args::SensitiveArg;
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Save a screenshot (FILE `-` writes to standard output).
+    Screenshot(ScreenshotArgs),
+    /// Click at a point.
+    Click(ClickArgs),
+    /// Move the pointer.
+    Move(MoveArgs),
+    /// Drag along points: X1 Y1 X2 Y2 [X3 Y3 ...].
+    Drag(DragArgs),
+    /// Turn the wheel: --dy down (negative: up), --dx right (negative: left).
+    Scroll(ScrollArgs),
+    /// Type text (`-` reads it from standard input).
+    Type(TypeArgs),
+    /// Press a key or chord, such as `ctrl+shift+t`.
+    Key(KeyArgs),
+    /// Where the pointer is.
+    Cursor(CursorArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Screenshot(a) => screenshot(c, a, json).await,
+            Self::Click(a) => click(c, a, json).await,
+            Self::Move(a) => move_pointer(c, a, json).await,
+            Self::Drag(a) => drag(c, a, json).await,
+            Self::Scroll(a) => scroll(c, a, json).await,
+            Self::Type(a) => type_text(c, a, json).await,
+            Self::Key(a) => key(c, a, json).await,
+            Self::Cursor(a) => cursor(c, a, json).await,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(super) struct ScreenArg {
     /// The screen, from 0.

@@ -13,6 +13,26 @@ use crate::args::SensitiveArg;
 use crate::output;
 use crate::process::{exit_code, parse_env};
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Run a command in a box, stream its output, and exit with its code.
+    Exec(ExecArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Exec(a) => exec(c, a, json).await,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(super) struct ExecArgs {
     /// The box id.

@@ -17,6 +17,35 @@ use holm_proto::guest::FileType;
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Copy a file to or from a box: `holm cp FILE BOX:PATH` or `holm cp BOX:PATH FILE`.
+    Cp(CpArgs),
+    /// Write files in a box (BOX:/PATH...) to standard output.
+    Cat(CatArgs),
+    /// Make directories in a box (BOX:/PATH...), with their parents.
+    Mkdir(MkdirArgs),
+    /// Move or rename a path within a box: BOX:/FROM BOX:/TO.
+    Mv(MvArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Cp(a) => cp(c, a, json).await,
+            Self::Cat(a) => cat(c, a).await,
+            Self::Mkdir(a) => mkdir(c, a, json).await,
+            Self::Mv(a) => mv(c, a, json).await,
+        }
+    }
+}
+
 /// A path in a box: `BOX:/PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxPath {

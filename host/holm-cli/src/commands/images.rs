@@ -11,6 +11,30 @@ use holm_proto::host::{BuildEvent, BuildImage};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Box images.
+    #[command(subcommand)]
+    Image(ImageCmd),
+    /// The app catalogue for `--app`.
+    Apps,
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Image(cmd) => image(c, cmd, json).await,
+            Self::Apps => super::boxes::apps(c, json).await,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(super) enum ImageCmd {
     /// Build a box image (each set of apps and packages is its own image).

@@ -10,6 +10,27 @@ use std::process::ExitCode;
 use clap::Args;
 use holm_client::Client;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Serve MCP on standard input and output (`holm mcp --stdio`), for an
+    /// MCP host that starts a local process.
+    Mcp(McpArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        _json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Mcp(a) => run(c.clone(), a).await,
+        }
+    }
+}
+
 /// The arguments of `holm mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {

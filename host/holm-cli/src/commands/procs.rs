@@ -14,6 +14,38 @@ use crate::args::SensitiveArg;
 use crate::output;
 use crate::process::{exit_code, parse_env};
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// The background processes of a box, running and recently ended.
+    Ps(PsArgs),
+    /// Start a background process in a box and print its id.
+    Spawn(SpawnArgs),
+    /// A background process's output; --follow to its end (then exit with its code).
+    Logs(LogsArgs),
+    /// Send a signal to a background process (TERM by default).
+    Kill(KillArgs),
+    /// Copy standard input to a background process's standard input.
+    Write(WriteArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Ps(a) => ps(c, a, json).await,
+            Self::Spawn(a) => spawn(c, a, json).await,
+            Self::Logs(a) => logs(c, a, json).await,
+            Self::Kill(a) => kill(c, a, json).await,
+            Self::Write(a) => write(c, a, json).await,
+        }
+    }
+}
+
 /// `holm ps BOX`.
 #[derive(Debug, Args)]
 pub struct PsArgs {

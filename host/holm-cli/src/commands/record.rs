@@ -12,6 +12,30 @@ use holm_proto::recording::{Recording, RecordingStart};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Start or stop recording a screen of a box to a video (MP4).
+    Record(RecordArgs),
+    /// A box's recordings: list them, fetch a file, remove one.
+    #[command(subcommand)]
+    Recording(RecordingCmd),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Record(a) => record(c, a, json).await,
+            Self::Recording(cmd) => recording(c, cmd, json).await,
+        }
+    }
+}
+
 /// `holm record BOX start|stop`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {

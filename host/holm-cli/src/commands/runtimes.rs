@@ -9,6 +9,27 @@ use holm_client::Client;
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// Runtimes.
+    #[command(subcommand)]
+    Runtime(RuntimeCmd),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Runtime(cmd) => runtime(c, cmd, json).await,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub(super) enum RuntimeCmd {
     /// List the runtimes and what each can do.

@@ -20,6 +20,27 @@ use rustix::termios::{OptionalActions, Termios};
 
 use crate::process::exit_code;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// A terminal in a box attached to yours, like `docker exec -it`: a login
+    /// shell, or the command after `--`. Exits with its code.
+    Shell(ShellArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        _json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Shell(a) => run(c, a).await,
+        }
+    }
+}
+
 /// `holm shell`.
 #[derive(Debug, Args)]
 pub struct ShellArgs {

@@ -6,7 +6,7 @@ use clap::{CommandFactory, Parser};
 use super::boxes::{ExtendArgs, ForkArgs};
 use super::desktop::{DragArgs, TypeArgs};
 use super::exec::ExecArgs;
-use super::{Cli, Command};
+use super::{Cli, Command, boxes, desktop, exec};
 use crate::args::SensitiveArg;
 
 /// docs/cli.md's command reference is the command line's own
@@ -24,17 +24,26 @@ fn sensitive_is_one_flag_on_each_command_that_sends_a_secret() {
     let cli = parse(&["holm", "type", "box_a", "pw", "--sensitive"]);
     assert!(matches!(
         cli.command,
-        Command::Type(TypeArgs { secret: SensitiveArg { sensitive: true }, .. })
+        Command::Desktop(desktop::Commands::Type(TypeArgs {
+            secret: SensitiveArg { sensitive: true },
+            ..
+        }))
     ));
     let cli = parse(&["holm", "type", "box_a", "pw"]);
     assert!(matches!(
         cli.command,
-        Command::Type(TypeArgs { secret: SensitiveArg { sensitive: false }, .. })
+        Command::Desktop(desktop::Commands::Type(TypeArgs {
+            secret: SensitiveArg { sensitive: false },
+            ..
+        }))
     ));
     let cli = parse(&["holm", "exec", "box_a", "--sensitive", "--", "mysql", "-ppw"]);
     assert!(matches!(
         cli.command,
-        Command::Exec(ExecArgs { secret: SensitiveArg { sensitive: true }, .. })
+        Command::Exec(exec::Commands::Exec(ExecArgs {
+            secret: SensitiveArg { sensitive: true },
+            ..
+        }))
     ));
     for line in [
         &["holm", "spawn", "box_a", "--sensitive", "--", "sleep", "1"][..],
@@ -52,17 +61,23 @@ fn the_command_line_parses() {
     Cli::command().debug_assert();
     let cli = Cli::try_parse_from(["holm", "exec", "box_a", "--", "ls", "-la"]).unwrap();
     assert!(
-        matches!(cli.command, Command::Exec(ExecArgs { ref argv, .. }) if argv == &["ls", "-la"])
+        matches!(cli.command, Command::Exec(exec::Commands::Exec(ExecArgs { ref argv, .. })) if argv == &["ls", "-la"])
     );
     let cli = Cli::try_parse_from(["holm", "--json", "new", "--ttl", "10"]).unwrap();
     assert!(cli.json);
     let cli = Cli::try_parse_from(["holm", "extend", "box_a", "--minutes", "30"]).unwrap();
-    assert!(matches!(cli.command, Command::Extend(ExtendArgs { minutes: 30, .. })));
+    assert!(matches!(
+        cli.command,
+        Command::Boxes(boxes::Commands::Extend(ExtendArgs { minutes: 30, .. }))
+    ));
     let cli = Cli::try_parse_from(["holm", "fork", "box_a", "--ttl", "10"]).unwrap();
-    assert!(matches!(cli.command, Command::Fork(ForkArgs { ttl: Some(10), .. })));
+    assert!(matches!(
+        cli.command,
+        Command::Boxes(boxes::Commands::Fork(ForkArgs { ttl: Some(10), .. }))
+    ));
     let cli = Cli::try_parse_from(["holm", "drag", "box_a", "0", "0", "10", "-5"]).unwrap();
     assert!(
-        matches!(cli.command, Command::Drag(DragArgs { ref coords, .. }) if coords == &[0, 0, 10, -5])
+        matches!(cli.command, Command::Desktop(desktop::Commands::Drag(DragArgs { ref coords, .. })) if coords == &[0, 0, 10, -5])
     );
     for line in [
         &["holm", "page", "box_a", "click", "#go"][..],

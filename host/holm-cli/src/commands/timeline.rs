@@ -11,6 +11,27 @@ use holm_proto::timeline::{DatasetLine, ExportFormat, Step};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// What was done to a box, step by step, with the screenshot after each:
+    /// a table, --json, one HTML page (--html FILE) or a dataset (--dataset DIR).
+    Timeline(TimelineArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::Timeline(a) => timeline(c, a, json).await,
+        }
+    }
+}
+
 /// `holm timeline BOX`.
 #[derive(Debug, Args)]
 pub struct TimelineArgs {

@@ -9,6 +9,30 @@ use holm_proto::viewer::{AskForHelp, CreateViewer, Handoff, ViewerMode};
 
 use crate::output;
 
+/// This group's commands, in the order `holm --help` lists them.
+#[derive(Debug, clap::Subcommand)]
+pub(super) enum Commands {
+    /// A screen's viewer URL (watch only) or takeover URL (`--takeover`); `--open` opens it,
+    /// `--revoke GRANT` revokes one, `--list` lists them.
+    View(ViewArgs),
+    /// Ask a person for help (`--ask REASON` prints a takeover URL), and wait until they hand back (`--wait SECS`).
+    Handoff(HandoffArgs),
+}
+
+impl Commands {
+    /// Runs the command.
+    pub(super) async fn run(
+        self,
+        c: &holm_client::Client,
+        json: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        match self {
+            Self::View(a) => view(c, a, json).await,
+            Self::Handoff(a) => handoff(c, a, json).await,
+        }
+    }
+}
+
 /// `holm view BOX [--screen N] [--takeover] [--open]`.
 #[derive(Debug, Args)]
 pub struct ViewArgs {
