@@ -24,8 +24,10 @@ pub use page::*;
 
 /// The version of the guest protocol this build speaks: the guest reports
 /// it in `/health` and `/v1/info`. A host sends a field only when the
-/// guest's version supports it. See docs/VERSIONING.md for what changes it.
-pub const PROTO_VERSION: u32 = 1;
+/// guest's version supports it, and calls a route only of a guest whose
+/// version has it. See docs/VERSIONING.md for what changes it; generation 2
+/// brought the page's history (`/v1/browser/back`, `forward`, `reload`).
+pub const PROTO_VERSION: u32 = 2;
 
 /// The oldest guest protocol this build's server still drives: a box made
 /// by an older server whose guest speaks an older protocol is taken back
