@@ -67,6 +67,23 @@ impl BoxClient {
         self.call(&contract::NAVIGATE, &[], request).await
     }
 
+    /// Goes back one page in a tab's history (default: the current tab)
+    /// and waits for it to load; `conflict` when there is none before it.
+    pub async fn page_back(&self, tab: Option<&str>) -> Result<PageResult> {
+        self.call_with(&contract::BACK, &[], &tab_query(tab), &()).await
+    }
+
+    /// Goes forward one page in a tab's history (default: the current tab)
+    /// and waits for it to load; `conflict` when there is none after it.
+    pub async fn page_forward(&self, tab: Option<&str>) -> Result<PageResult> {
+        self.call_with(&contract::FORWARD, &[], &tab_query(tab), &()).await
+    }
+
+    /// Loads a tab's page again (default: the current tab) and waits for it.
+    pub async fn page_reload(&self, tab: Option<&str>) -> Result<PageResult> {
+        self.call_with(&contract::RELOAD, &[], &tab_query(tab), &()).await
+    }
+
     /// Clicks the first visible element that matches a CSS selector.
     pub async fn page_click(&self, selector: &str) -> Result<PageResult> {
         self.page_click_with(&ClickRequest {

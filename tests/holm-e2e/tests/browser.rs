@@ -1,6 +1,7 @@
 //! The browser in real boxes on Docker, through holmd: the Chromium bridge
-//! with a real Playwright client, every page tool, a login moved between boxes
-//! with save_state/load_state, a browser profile that outlives its box, and a
+//! with a real Playwright client, every page tool (the tab's history too), a
+//! login moved between boxes with save_state/load_state, a browser profile
+//! that outlives its box, and a
 //! new bridge secret when a restarted server takes a box back. Pages are
 //! served from inside the box by a small Perl server (Perl is in every Debian
 //! image); nothing reaches outside the machine.
@@ -294,6 +295,24 @@ async fn each_page_tool_works_through_holmd(target: Target) {
     assert!(!b.tabs().await.unwrap().iter().any(|t| t.id == two.id));
     let e = b.close_tab(&two.id).await.unwrap_err();
     assert_eq!(e.api().map(|e| e.code), Some(ErrorCode::NotFound));
+
+    // The tab's history: back to the page before, forward again, the same
+    // page loaded again (a new document: what the old one set is gone), and
+    // no page past the last one.
+    b.navigate(&format!("{}/two.html", origin())).await.expect("navigate");
+    let back = b.page_back(None).await.expect("back");
+    assert_eq!((back.title.as_str(), back.url), ("Holm e2e page", format!("{}/", origin())));
+    assert_eq!(b.page_text(None).await.unwrap().title, "Holm e2e page");
+    let forward = b.page_forward(Some(&first.id)).await.expect("forward");
+    assert_eq!((forward.title.as_str(), forward.tab.as_str()), ("Two", first.id.as_str()));
+    b.evaluate("window.marker = 1").await.unwrap();
+    let again = b.page_reload(None).await.expect("reload");
+    assert_eq!(again.title, "Two");
+    assert_eq!(b.evaluate("typeof window.marker").await.unwrap().value, "undefined");
+    let e = b.page_forward(None).await.unwrap_err();
+    let api = e.api().expect("an API error");
+    assert_eq!(api.code, ErrorCode::Conflict, "{api}");
+    assert!(api.message.contains("no page to go forward to"), "{api}");
 }
 
 #[tokio::test]

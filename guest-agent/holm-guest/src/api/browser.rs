@@ -42,6 +42,9 @@ pub(super) fn routes() -> Routes {
         .on(&contract::CLOSE_TAB.route, close)
         .on(&contract::ACTIVATE_TAB.route, activate)
         .on(&contract::NAVIGATE.route, navigate)
+        .on(&contract::BACK.route, back)
+        .on(&contract::FORWARD.route, forward)
+        .on(&contract::RELOAD.route, reload)
         .on(&contract::CLICK.route, click)
         .on(&contract::TYPE.route, type_text)
         .on(&contract::FILL.route, fill)
@@ -106,6 +109,27 @@ async fn navigate(
     StrictJson(body): StrictJson<NavigateRequest>,
 ) -> Result<Json<PageResult>, Error> {
     Ok(Json(state.browser.navigate(&body).await?))
+}
+
+async fn back(
+    State(state): State<AppState>,
+    StrictQuery(q): StrictQuery<TabQuery>,
+) -> Result<Json<PageResult>, Error> {
+    Ok(Json(state.browser.back(q.tab.as_deref()).await?))
+}
+
+async fn forward(
+    State(state): State<AppState>,
+    StrictQuery(q): StrictQuery<TabQuery>,
+) -> Result<Json<PageResult>, Error> {
+    Ok(Json(state.browser.forward(q.tab.as_deref()).await?))
+}
+
+async fn reload(
+    State(state): State<AppState>,
+    StrictQuery(q): StrictQuery<TabQuery>,
+) -> Result<Json<PageResult>, Error> {
+    Ok(Json(state.browser.reload(q.tab.as_deref()).await?))
 }
 
 async fn click(

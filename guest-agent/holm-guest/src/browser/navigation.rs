@@ -1,4 +1,6 @@
-//! Loading a URL in a tab and waiting for the lifecycle event asked for.
+//! Loading a URL in a tab and waiting for the lifecycle event asked for;
+//! moving through a tab's history (back, forward, the same page again) and
+//! waiting for the page it lands on.
 
 use super::*;
 
@@ -89,4 +91,109 @@ pub(super) async fn fulfil_request(page: &Cdp, e: &Event) -> Result<(), ApiError
     .await
     .map_err(cdp_error)?;
     Ok(())
+}
+
+/// A move through a tab's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Move {
+    Back,
+    Forward,
+    Reload,
+}
+
+impl Move {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Back => "back",
+            Self::Forward => "forward",
+            Self::Reload => "reload",
+        }
+    }
+}
+
+impl Browser {
+    /// Goes back one page in a tab's history and waits for it to load.
+    pub async fn back(&self, tab: Option<&str>) -> Result<PageResult, ApiError> {
+        self.history(tab, Move::Back).await
+    }
+
+    /// Goes forward one page in a tab's history and waits for it to load.
+    pub async fn forward(&self, tab: Option<&str>) -> Result<PageResult, ApiError> {
+        self.history(tab, Move::Forward).await
+    }
+
+    /// Loads a tab's page again and waits for it to load.
+    pub async fn reload(&self, tab: Option<&str>) -> Result<PageResult, ApiError> {
+        self.history(tab, Move::Reload).await
+    }
+
+    async fn history(&self, tab: Option<&str>, to: Move) -> Result<PageResult, ApiError> {
+        let since = Since::now();
+        let id = self.resolve(tab).await?;
+        let page = self.page(&id).await?;
+        go(&page, &id, to, NAV_TIMEOUT_MS).await?;
+        self.set_current(&id);
+        self.result(id, since).await
+    }
+}
+
+/// Moves tab `tab` (`page`) through its history and waits until the page
+/// it lands on has loaded: a new document's `load`; at once for a move
+/// within one document (a `#fragment`, `history.pushState`) or a page
+/// restored whole from the back-forward cache, which has loaded already.
+async fn go(page: &Cdp, tab: &str, to: Move, timeout_ms: u64) -> Result<(), ApiError> {
+    let mut events = page.events();
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout_ms);
+    let what = to.name();
+    let timed_out = || {
+        ApiError::new(
+            ErrorCode::Timeout,
+            format!("tab {tab} did not load in {timeout_ms} ms ({what})"),
+        )
+        .with_details(json!({ "tab": tab, "timeout_ms": timeout_ms }))
+    };
+    let call = Duration::from_millis(timeout_ms) + SLACK;
+    if to == Move::Reload {
+        page.call_timeout("Page.reload", json!({}), call).await.map_err(cdp_error)?;
+    } else {
+        let history = page.call("Page.getNavigationHistory", json!({})).await.map_err(cdp_error)?;
+        let step = if to == Move::Back { -1 } else { 1 };
+        let entry = history["currentIndex"]
+            .as_i64()
+            .and_then(|i| usize::try_from(i + step).ok())
+            .and_then(|i| history["entries"].get(i))
+            .and_then(|e| e["id"].as_i64());
+        let Some(entry) = entry else {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("tab {tab} has no page to go {what} to"),
+            )
+            .with_details(json!({ "tab": tab })));
+        };
+        page.call_timeout("Page.navigateToHistoryEntry", json!({"entryId": entry}), call)
+            .await
+            .map_err(cdp_error)?;
+    }
+    // The main frame's id is the tab's; its new document's loader is known
+    // once it commits (`frameNavigated`), and `load` follows that.
+    let mut loader: Option<String> = None;
+    loop {
+        tokio::select! {
+            e = events.recv() => match e {
+                Ok(e) if e.method == "Page.frameNavigated" && e.params["frame"]["parentId"].is_null() => {
+                    if e.params["type"] == "BackForwardCacheRestore" {
+                        return Ok(());
+                    }
+                    loader = e.params["frame"]["loaderId"].as_str().map(str::to_owned);
+                }
+                Ok(e) if loader.is_none() && e.method == "Page.navigatedWithinDocument" && e.params["frameId"] == tab => {
+                    return Ok(());
+                }
+                Ok(e) if loader.as_deref().is_some_and(|l| is_lifecycle(&e, l, "load")) => return Ok(()),
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return Err(cdp_error(CdpError::Closed)),
+            },
+            () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
+        }
+    }
 }

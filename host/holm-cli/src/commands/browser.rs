@@ -20,7 +20,7 @@ use crate::output;
 pub(super) enum Commands {
     /// How to connect Playwright or Puppeteer to a box's Chromium (prints credentials).
     Bridge(BridgeArgs),
-    /// Page tools on a box's Chromium: tabs, goto, click, type, fill, press, wait, eval, screenshot, text, html.
+    /// Page tools on a box's Chromium: tabs, goto, back, forward, reload, click, type, fill, press, wait, eval, screenshot, text, html.
     Page(PageArgs),
     /// Save a box's browser login (cookies and web storage), or load one into a box.
     #[command(subcommand)]
@@ -98,6 +98,12 @@ enum PageCmd {
         #[arg(long)]
         timeout: Option<u64>,
     },
+    /// Go back one page in the tab's history and wait for it to load.
+    Back,
+    /// Go forward one page in the tab's history and wait for it to load.
+    Forward,
+    /// Load the tab's page again and wait for it.
+    Reload,
     /// Click the first visible element that matches a CSS selector.
     Click {
         /// The CSS selector.
@@ -360,7 +366,8 @@ pub async fn page(client: &Client, a: PageArgs, json: bool) -> anyhow::Result<Ex
 }
 
 /// The page commands that act on an element or the page and answer a
-/// [`PageResult`]: goto, click, type, fill, press and wait.
+/// [`PageResult`]: goto, back, forward, reload, click, type, fill, press
+/// and wait.
 async fn act(b: &BoxClient, tab: Option<String>, cmd: PageCmd) -> anyhow::Result<PageResult> {
     Ok(match cmd {
         PageCmd::Goto { url, wait, timeout } => {
@@ -368,6 +375,9 @@ async fn act(b: &BoxClient, tab: Option<String>, cmd: PageCmd) -> anyhow::Result
             b.navigate_with(&NavigateRequest { url, tab, wait_until, timeout_ms: ms(timeout) })
                 .await?
         }
+        PageCmd::Back => b.page_back(tab.as_deref()).await?,
+        PageCmd::Forward => b.page_forward(tab.as_deref()).await?,
+        PageCmd::Reload => b.page_reload(tab.as_deref()).await?,
         PageCmd::Click { selector, count, right, timeout } => {
             b.page_click_with(&ClickRequest {
                 selector,

@@ -73,6 +73,12 @@ impl Tool for ListTabs {
 pub enum PageAction {
     /// Load url in the tab and wait for it.
     Navigate,
+    /// Go back one page in the tab's history and wait for it to load.
+    Back,
+    /// Go forward one page in the tab's history and wait for it to load.
+    Forward,
+    /// Load the tab's page again and wait for it.
+    Reload,
     /// Click the first visible element that matches selector.
     Click,
     /// Type text as key presses, into selector (focused first) or where the
@@ -99,6 +105,9 @@ impl PageAction {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Navigate => "navigate",
+            Self::Back => "back",
+            Self::Forward => "forward",
+            Self::Reload => "reload",
             Self::Click => "click",
             Self::Type => "type",
             Self::Fill => "fill",
@@ -116,6 +125,7 @@ impl PageAction {
     pub fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             Self::Navigate => (&["url"], &["tab", "wait_until", "timeout_ms"]),
+            Self::Back | Self::Forward | Self::Reload => (&[], &["tab"]),
             Self::Click => (&["selector"], &["tab", "button", "count", "timeout_ms"]),
             Self::Type => (&["text"], &["selector", "tab", "timeout_ms", "sensitive"]),
             Self::Fill => (&["selector", "value"], &["tab", "timeout_ms", "sensitive"]),
@@ -135,7 +145,7 @@ impl PageAction {
 pub struct PageArgs {
     /// The box's id.
     pub box_id: String,
-    /// What to do: navigate {url}, click {selector}, type {text}, fill
+    /// What to do: navigate {url}, back, forward, reload, click {selector}, type {text}, fill
     /// {selector,value}, press {key}, wait {selector}, evaluate {expression},
     /// open_tab {url}, close_tab {tab}, activate_tab {tab}.
     pub action: PageAction,
@@ -211,7 +221,8 @@ impl Tool for Page {
     const NAME: &'static str = "page";
     const DESCRIPTION: &'static str = "Act on a web page in the browser (Chromium on screen 0) of \
         a box, one action a call, through DevTools: elements are found by CSS selector, not by \
-        pixels. Actions (field action): navigate {url}; click {selector,button,count}; type \
+        pixels. Actions (field action): navigate {url}; back, forward (through the tab's history; \
+        conflict when there is no page there); reload; click {selector,button,count}; type \
         {text,selector} (key presses); fill {selector,value} (sets a field's value at once); \
         press {key,selector}; wait {selector,state}; evaluate {expression} (answers its value as \
         JSON); open_tab {url}; close_tab {tab}; activate_tab {tab}. Actions act on the current \
@@ -267,6 +278,11 @@ async fn act(b: &BoxClient, a: PageArgs) -> Answer {
             let url = need(url, action, "url")?;
             let request = NavigateRequest { url, tab, wait_until, timeout_ms };
             ("loaded the page".to_owned(), b.navigate_with(&request).await)
+        }
+        PageAction::Back => ("went back".to_owned(), b.page_back(tab.as_deref()).await),
+        PageAction::Forward => ("went forward".to_owned(), b.page_forward(tab.as_deref()).await),
+        PageAction::Reload => {
+            ("loaded the page again".to_owned(), b.page_reload(tab.as_deref()).await)
         }
         PageAction::Click => {
             let selector = need(selector, action, "selector")?;
@@ -635,6 +651,9 @@ mod tests {
         let fields: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         let actions = [
             PageAction::Navigate,
+            PageAction::Back,
+            PageAction::Forward,
+            PageAction::Reload,
             PageAction::Click,
             PageAction::Type,
             PageAction::Fill,

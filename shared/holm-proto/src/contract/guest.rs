@@ -240,6 +240,36 @@ pub const NAVIGATE: Call<NavigateRequest, PageResult> = Call::post(
 )
 .step(page("navigate"));
 
+/// A move through a tab's history, of generation 2: `POST` with the tab in
+/// the query, answering where the tab is once that page has loaded.
+const fn history(
+    path: &'static str,
+    summary: &'static str,
+    name: &'static str,
+) -> Call<(), PageResult, TabQuery> {
+    Call::of(post(path, Op::json::<PageResult>("browser", summary).query::<TabQuery>()))
+        .since(2)
+        .step(Step::new(StepKind::Page, name, Params::Query))
+}
+
+/// `POST /v1/browser/back`.
+pub const BACK: Call<(), PageResult, TabQuery> = history(
+    "/v1/browser/back",
+    "Go back one page in a tab's history and wait for it to load",
+    "back",
+);
+
+/// `POST /v1/browser/forward`.
+pub const FORWARD: Call<(), PageResult, TabQuery> = history(
+    "/v1/browser/forward",
+    "Go forward one page in a tab's history and wait for it to load",
+    "forward",
+);
+
+/// `POST /v1/browser/reload`.
+pub const RELOAD: Call<(), PageResult, TabQuery> =
+    history("/v1/browser/reload", "Load a tab's page again and wait for it to load", "reload");
+
 /// `POST /v1/browser/click`.
 pub const CLICK: Call<ClickRequest, PageResult> = Call::post(
     "/v1/browser/click",
@@ -669,6 +699,9 @@ pub static GUEST_ROUTES: &[GuestRoute] = &[
     CLOSE_TAB.route,
     ACTIVATE_TAB.route,
     NAVIGATE.route,
+    BACK.route,
+    FORWARD.route,
+    RELOAD.route,
     CLICK.route,
     TYPE.route,
     FILL.route,
