@@ -34,10 +34,16 @@ def test_page_tools_read_and_drive_a_tab(events: holm.Box):
     assert shot.format == "png" and shot.width > 0 and shot.data.startswith(b"\x89PNG")
 
 
-def test_tabs_open_switch_and_close(desk: holm.Box):
+def test_tabs_open_move_through_history_switch_and_close(desk: holm.Box):
     before = desk.tabs()
     tab = desk.open_tab("about:blank")
     assert tab["id"] in {t["id"] for t in desk.tabs()} and tab["current"]
+    second = EVENTS_URL + "?second"
+    desk.navigate(EVENTS_URL, tab=tab["id"])
+    desk.navigate(second, tab=tab["id"])
+    assert desk.page_back(tab["id"])["url"] == EVENTS_URL
+    assert desk.page_forward(tab["id"])["url"] == second
+    assert desk.page_reload(tab["id"])["url"] == second
     events_tab = [t for t in before if t["url"].startswith(EVENTS_URL)][0]
     desk.activate_tab(events_tab["id"])
     assert [t for t in desk.tabs() if t["current"]][0]["id"] == events_tab["id"]

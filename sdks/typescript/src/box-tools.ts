@@ -49,6 +49,21 @@ export abstract class BoxTools {
     return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, this.p, { json: { url, ...options } });
   }
 
+  /** Goes back one page in a tab's history and waits for it to load. */
+  async pageBack(tab?: string): Promise<t.PageResult> {
+    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, this.p, { query: { tab } });
+  }
+
+  /** Goes forward one page in a tab's history and waits for it to load. */
+  async pageForward(tab?: string): Promise<t.PageResult> {
+    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, this.p, { query: { tab } });
+  }
+
+  /** Loads a tab's page again and waits for it to load. */
+  async pageReload(tab?: string): Promise<t.PageResult> {
+    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, this.p, { query: { tab } });
+  }
+
   /** Clicks the first visible element matching a CSS selector, with real mouse events. */
   async pageClick(selector: string, options: Omit<t.ClickRequest, "selector"> = {}): Promise<t.PageResult> {
     return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_CLICK, this.p, { json: { selector, ...options } });

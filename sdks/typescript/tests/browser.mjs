@@ -26,11 +26,17 @@ test("page tools read and drive a tab", async () => {
   assert.ok(shot.width > 0);
 });
 
-test("tabs open, switch and close", async () => {
+test("tabs open, move through their history, switch and close", async () => {
   const box = await desk();
   const before = await box.tabs();
   const tab = await box.openTab("about:blank");
   assert.ok(tab.current);
+  const second = `${EVENTS_URL}?second`;
+  await box.navigate(EVENTS_URL, { tab: tab.id });
+  await box.navigate(second, { tab: tab.id });
+  assert.equal((await box.pageBack(tab.id)).url, EVENTS_URL);
+  assert.equal((await box.pageForward(tab.id)).url, second);
+  assert.equal((await box.pageReload(tab.id)).url, second);
   assert.ok((await box.tabs()).some((t) => t.id === tab.id));
   const eventsTab = before.find((t) => t.url.startsWith(EVENTS_URL));
   await box.activateTab(eventsTab.id);

@@ -78,6 +78,12 @@ POST_V1_BOXES_ID_BRIDGE = Route(
     frozenset([]),
     "How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, the Authorization header with the bridge's own secret, and a ticket URL that opens one connection without headers before expires_at",
 )
+POST_V1_BOXES_ID_BROWSER_BACK = Route(
+    "POST",
+    "/v1/boxes/{id}/browser/back",
+    frozenset(["tab"]),
+    "Go back one page in a tab's history and wait for it to load",
+)
 POST_V1_BOXES_ID_BROWSER_CLICK = Route(
     "POST",
     "/v1/boxes/{id}/browser/click",
@@ -96,6 +102,12 @@ POST_V1_BOXES_ID_BROWSER_FILL = Route(
     frozenset([]),
     "Set a field's value at once, firing input and change",
 )
+POST_V1_BOXES_ID_BROWSER_FORWARD = Route(
+    "POST",
+    "/v1/boxes/{id}/browser/forward",
+    frozenset(["tab"]),
+    "Go forward one page in a tab's history and wait for it to load",
+)
 GET_V1_BOXES_ID_BROWSER_HTML = Route(
     "GET",
     "/v1/boxes/{id}/browser/html",
@@ -113,6 +125,12 @@ POST_V1_BOXES_ID_BROWSER_PRESS = Route(
     "/v1/boxes/{id}/browser/press",
     frozenset([]),
     "Press a key or chord such as Enter or Control+a",
+)
+POST_V1_BOXES_ID_BROWSER_RELOAD = Route(
+    "POST",
+    "/v1/boxes/{id}/browser/reload",
+    frozenset(["tab"]),
+    "Load a tab's page again and wait for it to load",
 )
 GET_V1_BOXES_ID_BROWSER_SCREENSHOT = Route(
     "GET",
@@ -553,12 +571,15 @@ ROUTES: Dict[str, Route] = {
     "DELETE_V1_BOXES_ID_AGENT": DELETE_V1_BOXES_ID_AGENT,
     "POST_V1_BOXES_ID_AGENT": POST_V1_BOXES_ID_AGENT,
     "POST_V1_BOXES_ID_BRIDGE": POST_V1_BOXES_ID_BRIDGE,
+    "POST_V1_BOXES_ID_BROWSER_BACK": POST_V1_BOXES_ID_BROWSER_BACK,
     "POST_V1_BOXES_ID_BROWSER_CLICK": POST_V1_BOXES_ID_BROWSER_CLICK,
     "POST_V1_BOXES_ID_BROWSER_EVALUATE": POST_V1_BOXES_ID_BROWSER_EVALUATE,
     "POST_V1_BOXES_ID_BROWSER_FILL": POST_V1_BOXES_ID_BROWSER_FILL,
+    "POST_V1_BOXES_ID_BROWSER_FORWARD": POST_V1_BOXES_ID_BROWSER_FORWARD,
     "GET_V1_BOXES_ID_BROWSER_HTML": GET_V1_BOXES_ID_BROWSER_HTML,
     "POST_V1_BOXES_ID_BROWSER_NAVIGATE": POST_V1_BOXES_ID_BROWSER_NAVIGATE,
     "POST_V1_BOXES_ID_BROWSER_PRESS": POST_V1_BOXES_ID_BROWSER_PRESS,
+    "POST_V1_BOXES_ID_BROWSER_RELOAD": POST_V1_BOXES_ID_BROWSER_RELOAD,
     "GET_V1_BOXES_ID_BROWSER_SCREENSHOT": GET_V1_BOXES_ID_BROWSER_SCREENSHOT,
     "GET_V1_BOXES_ID_BROWSER_STATE": GET_V1_BOXES_ID_BROWSER_STATE,
     "POST_V1_BOXES_ID_BROWSER_STATE": POST_V1_BOXES_ID_BROWSER_STATE,

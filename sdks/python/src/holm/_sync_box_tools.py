@@ -58,6 +58,18 @@ class BoxTools:
         body = drop_none({"url": url, "tab": tab, "wait_until": wait_until, "timeout_ms": timeout_ms})
         return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, self._p, json=body)
 
+    def page_back(self, tab: Optional[str] = None) -> t.PageResult:
+        """Goes back one page in a tab's history and waits for it to load."""
+        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, self._p, query={"tab": tab})
+
+    def page_forward(self, tab: Optional[str] = None) -> t.PageResult:
+        """Goes forward one page in a tab's history and waits for it to load."""
+        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, self._p, query={"tab": tab})
+
+    def page_reload(self, tab: Optional[str] = None) -> t.PageResult:
+        """Loads a tab's page again and waits for it to load."""
+        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, self._p, query={"tab": tab})
+
     def page_click(self, selector: str, **options: Any) -> t.PageResult:
         """Clicks the first visible element matching a CSS selector, with real
         mouse events (ClickRequest's other fields as keywords)."""
