@@ -468,6 +468,23 @@ async fn commands_move_an_idle_deadline_and_watching_does_not() {
     assert!(info.reason.unwrap().contains("idle timeout of 120 seconds"));
 }
 
+/// The fake guest speaks protocol generation 1: holmd refuses it a route
+/// of generation 2 (the page's history) in the one error shape, naming
+/// both, before the guest sees it (which would answer a bare 404), and
+/// still forwards its generation-1 routes.
+#[tokio::test]
+async fn a_route_newer_than_the_boxs_guest_is_refused_before_it_reaches_the_guest() {
+    let h = Harness::new(ALL).await;
+    let id = h.running(Placement::default()).await;
+    let e = h.client.boxed(&id).page_back(None).await.unwrap_err();
+    let api = e.api().expect("an API error");
+    assert_eq!(api.code, ErrorCode::Unsupported, "{api}");
+    assert!(api.message.contains("speaks protocol 1"), "{api}");
+    assert!(api.message.contains("/v1/browser/back arrived in protocol 2"), "{api}");
+    let r = h.raw(reqwest::Method::GET, &format!("/v1/boxes/{id}/info")).await;
+    assert!(r.status().is_success(), "{}", r.status());
+}
+
 #[tokio::test]
 async fn extend_moves_the_deadline_but_never_past_the_maximum() {
     let h = Harness::new(ALL).await;
