@@ -33,6 +33,18 @@ export class BoxTools {
     async navigate(url, options = {}) {
         return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, this.p, { json: { url, ...options } });
     }
+    /** Goes back one page in a tab's history and waits for it to load. */
+    async pageBack(tab) {
+        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, this.p, { query: { tab } });
+    }
+    /** Goes forward one page in a tab's history and waits for it to load. */
+    async pageForward(tab) {
+        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, this.p, { query: { tab } });
+    }
+    /** Loads a tab's page again and waits for it to load. */
+    async pageReload(tab) {
+        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, this.p, { query: { tab } });
+    }
     /** Clicks the first visible element matching a CSS selector, with real mouse events. */
     async pageClick(selector, options = {}) {
         return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_CLICK, this.p, { json: { selector, ...options } });

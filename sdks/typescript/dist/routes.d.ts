@@ -25,18 +25,24 @@ export declare const DELETE_V1_BOXES_ID_AGENT: Route;
 export declare const POST_V1_BOXES_ID_AGENT: Route;
 /** How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, the Authorization header with the bridge's own secret, and a ticket URL that opens one connection without headers before expires_at */
 export declare const POST_V1_BOXES_ID_BRIDGE: Route;
+/** Go back one page in a tab's history and wait for it to load */
+export declare const POST_V1_BOXES_ID_BROWSER_BACK: Route;
 /** Click the first visible element that matches a CSS selector, with real mouse events */
 export declare const POST_V1_BOXES_ID_BROWSER_CLICK: Route;
 /** Evaluate a JavaScript expression; an exception is a page_error */
 export declare const POST_V1_BOXES_ID_BROWSER_EVALUATE: Route;
 /** Set a field's value at once, firing input and change */
 export declare const POST_V1_BOXES_ID_BROWSER_FILL: Route;
+/** Go forward one page in a tab's history and wait for it to load */
+export declare const POST_V1_BOXES_ID_BROWSER_FORWARD: Route;
 /** The HTML of a tab */
 export declare const GET_V1_BOXES_ID_BROWSER_HTML: Route;
 /** Load a URL and wait for load, DOMContentLoaded or commit */
 export declare const POST_V1_BOXES_ID_BROWSER_NAVIGATE: Route;
 /** Press a key or chord such as Enter or Control+a */
 export declare const POST_V1_BOXES_ID_BROWSER_PRESS: Route;
+/** Load a tab's page again and wait for it to load */
+export declare const POST_V1_BOXES_ID_BROWSER_RELOAD: Route;
 /** A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height */
 export declare const GET_V1_BOXES_ID_BROWSER_SCREENSHOT: Route;
 /** save_state: the cookies and the local and session storage of every origin open in a tab */

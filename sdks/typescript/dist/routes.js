@@ -74,6 +74,13 @@ export const POST_V1_BOXES_ID_BRIDGE = {
     query: [],
     summary: "How to reach the box's Chromium (DevTools) from the server's host: the bridge's URL, the Authorization header with the bridge's own secret, and a ticket URL that opens one connection without headers before expires_at",
 };
+/** Go back one page in a tab's history and wait for it to load */
+export const POST_V1_BOXES_ID_BROWSER_BACK = {
+    method: "POST",
+    path: "/v1/boxes/{id}/browser/back",
+    query: ["tab"],
+    summary: "Go back one page in a tab's history and wait for it to load",
+};
 /** Click the first visible element that matches a CSS selector, with real mouse events */
 export const POST_V1_BOXES_ID_BROWSER_CLICK = {
     method: "POST",
@@ -95,6 +102,13 @@ export const POST_V1_BOXES_ID_BROWSER_FILL = {
     query: [],
     summary: "Set a field's value at once, firing input and change",
 };
+/** Go forward one page in a tab's history and wait for it to load */
+export const POST_V1_BOXES_ID_BROWSER_FORWARD = {
+    method: "POST",
+    path: "/v1/boxes/{id}/browser/forward",
+    query: ["tab"],
+    summary: "Go forward one page in a tab's history and wait for it to load",
+};
 /** The HTML of a tab */
 export const GET_V1_BOXES_ID_BROWSER_HTML = {
     method: "GET",
@@ -115,6 +129,13 @@ export const POST_V1_BOXES_ID_BROWSER_PRESS = {
     path: "/v1/boxes/{id}/browser/press",
     query: [],
     summary: "Press a key or chord such as Enter or Control+a",
+};
+/** Load a tab's page again and wait for it to load */
+export const POST_V1_BOXES_ID_BROWSER_RELOAD = {
+    method: "POST",
+    path: "/v1/boxes/{id}/browser/reload",
+    query: ["tab"],
+    summary: "Load a tab's page again and wait for it to load",
 };
 /** A screenshot of a tab (viewport or full page): the raw PNG or JPEG with x-holm-width and x-holm-height */
 export const GET_V1_BOXES_ID_BROWSER_SCREENSHOT = {
@@ -625,12 +646,15 @@ export const ROUTES = {
     DELETE_V1_BOXES_ID_AGENT,
     POST_V1_BOXES_ID_AGENT,
     POST_V1_BOXES_ID_BRIDGE,
+    POST_V1_BOXES_ID_BROWSER_BACK,
     POST_V1_BOXES_ID_BROWSER_CLICK,
     POST_V1_BOXES_ID_BROWSER_EVALUATE,
     POST_V1_BOXES_ID_BROWSER_FILL,
+    POST_V1_BOXES_ID_BROWSER_FORWARD,
     GET_V1_BOXES_ID_BROWSER_HTML,
     POST_V1_BOXES_ID_BROWSER_NAVIGATE,
     POST_V1_BOXES_ID_BROWSER_PRESS,
+    POST_V1_BOXES_ID_BROWSER_RELOAD,
     GET_V1_BOXES_ID_BROWSER_SCREENSHOT,
     GET_V1_BOXES_ID_BROWSER_STATE,
     POST_V1_BOXES_ID_BROWSER_STATE,
