@@ -63,6 +63,22 @@ impl Routes {
     }
 }
 
+/// The record of the route a request matched: its method and the path
+/// template the router matched (`MatchedPath`), so what a route is (public,
+/// managing credentials) is read from its record, never from the request's
+/// path. `None` for a request no route took.
+pub(super) fn matched(method: &axum::http::Method, template: &str) -> Option<&'static GuestRoute> {
+    let method = match *method {
+        axum::http::Method::GET => Method::Get,
+        axum::http::Method::POST => Method::Post,
+        axum::http::Method::PUT => Method::Put,
+        axum::http::Method::PATCH => Method::Patch,
+        axum::http::Method::DELETE => Method::Delete,
+        _ => return None,
+    };
+    GUEST_ROUTES.iter().find(|r| r.method == method && r.path == template)
+}
+
 /// The table's record of `method` `path`.
 ///
 /// # Panics
