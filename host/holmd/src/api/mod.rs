@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -207,22 +207,38 @@ pub fn app_with(service: Arc<Service>, options: AppOptions, extra: Router) -> Ro
 #[derive(Debug, Clone)]
 pub struct TraceBox(pub String);
 
-/// The box a request's trace is kept on: the `{id}` of a route whose record
-/// is traced ([`Record::traced`]); for a request no route took (an unknown
-/// route or method of a box), the box its path names ([`unrouted_box`]).
-fn traced_box(record: Option<Record>, method: &Method, path: &str) -> Option<String> {
+/// The box a request's trace is kept on: the `{id}` the router captured
+/// (`captured`) for a route whose record is traced ([`Record::traced`]);
+/// for a request no route took (an unknown route or method of a box), the
+/// box its path names ([`unrouted_box`]), the one case with no record to
+/// read.
+fn traced_box(
+    record: Option<Record>,
+    captured: Option<&str>,
+    method: &Method,
+    path: &str,
+) -> Option<String> {
     match record {
-        Some(r) if r.traced() => box_of(path),
+        Some(r) if r.traced() => captured.map(str::to_owned),
         Some(_) => None,
         None => unrouted_box(method, path),
     }
 }
 
-/// The `{id}` of a path under `/v1/boxes/{id}`.
-fn box_of(path: &str) -> Option<String> {
-    let rest = path.strip_prefix("/v1/boxes/")?;
-    let id = rest.split('/').next().unwrap_or_default();
-    (!id.is_empty()).then(|| id.to_owned())
+/// Whether `record` is holmd's own route `route`.
+fn is_own(record: Record, route: &server::ServerRoute) -> bool {
+    matches!(record, Record::Own(r) if r.method == route.method && r.path == route.path)
+}
+
+/// The `{id}` the router captured for the route a request matched, if
+/// the route has one.
+async fn captured_id(req: Request) -> (Request, Option<String>) {
+    let (mut parts, body) = req.into_parts();
+    let id = RawPathParams::from_request_parts(&mut parts, &())
+        .await
+        .ok()
+        .and_then(|p| p.iter().find(|(name, _)| *name == "id").map(|(_, v)| v.to_owned()));
+    (Request::from_parts(parts, body), id)
 }
 
 /// The box a request that no route took names: every path under
@@ -264,7 +280,8 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
     let query = query_names(raw_query.as_deref());
     let record =
         req.extensions().get::<MatchedPath>().and_then(|m| state.routes.of(&method, m.as_str()));
-    let from_path = traced_box(record, &method, &path);
+    let (req, captured) = captured_id(req).await;
+    let from_path = traced_box(record, captured.as_deref(), &method, &path);
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
     let at = state.service.clock().now();
     let started = Instant::now();
@@ -273,9 +290,11 @@ async fn trace(State(state): State<AppState>, req: Request, next: Next) -> Respo
         None => (req, crate::timeline::capture::Seen::default()),
     };
     // On a shared store, what other replicas wrote is read first.
-    match box_of(&path) {
+    match captured.or_else(|| from_path.clone()) {
         Some(id) => state.service.hold(&id).await,
-        None if path == "/v1/boxes" && method == Method::GET => state.service.sync_fleet().await,
+        None if record.is_some_and(|r| is_own(r, &server::BOXES.route)) => {
+            state.service.sync_fleet().await;
+        }
         None => {}
     }
     let response = next.run(req).await;
@@ -325,7 +344,11 @@ mod tests {
     /// as the router would (`matched` is its route).
     fn traced(method: Method, matched: &str, path: &str) -> Option<String> {
         let records = routes().records();
-        traced_box(records.of(&method, matched), &method, path)
+        let captured = matched
+            .contains("{id}")
+            .then(|| path.strip_prefix("/v1/boxes/").and_then(|r| r.split('/').next()))
+            .flatten();
+        traced_box(records.of(&method, matched), captured, &method, path)
     }
 
     #[test]
@@ -348,9 +371,9 @@ mod tests {
         let export = "/v1/boxes/{id}/timeline/export";
         assert_eq!(traced(Method::GET, export, "/v1/boxes/box_a/timeline/export"), None);
         assert_eq!(traced(Method::POST, "/v1/boxes", "/v1/boxes"), None);
-        let unknown = traced_box(None, &Method::GET, "/v1/boxes/box_a/nothing");
+        let unknown = traced_box(None, None, &Method::GET, "/v1/boxes/box_a/nothing");
         assert_eq!(unknown.as_deref(), Some("box_a"));
-        assert_eq!(traced_box(None, &Method::GET, "/v1/boxes/box_a/timeline/x"), None);
+        assert_eq!(traced_box(None, None, &Method::GET, "/v1/boxes/box_a/timeline/x"), None);
         assert_eq!(
             query_names(Some("path=/root/secret.txt&follow=true&token=abc")),
             ["path", "follow", "token"]
