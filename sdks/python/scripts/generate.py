@@ -338,8 +338,7 @@ def routes_module(doc: Dict[str, Any]) -> str:
         for method, op in sorted(item.items()):
             if method == "parameters":
                 continue
-            # Named by method and path: GET /v1/boxes/{id} is GET_V1_BOXES_ID.
-            name = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", f"{method}_{path}")).strip("_").upper()
+            name = route_name(method, path)
             query = sorted(p["name"] for p in op.get("parameters", []) if p["in"] == "query")
             summary = op.get("summary", "")
             out.append(f"{name} = Route(")
@@ -353,6 +352,78 @@ def routes_module(doc: Dict[str, Any]) -> str:
     out += [f"    {json.dumps(n)}: {n}," for n in names]
     out += ["}", ""]
     return "\n".join(out)
+
+
+def route_name(method: str, path: str) -> str:
+    """A route's name in `_routes`: GET /v1/boxes/{id} is GET_V1_BOXES_ID."""
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", f"{method}_{path}")).strip("_").upper()
+
+
+def box_calls_module(doc: Dict[str, Any], types: "Types", sync: bool) -> str:
+    """The box's one-call methods: one per route under /v1/boxes/{id} whose
+    record names an SDK method (`x-holm-sdk`), taking the route's other path
+    parameters in order and its query parameters as keywords. A route with a
+    body is refused here: its method says more than its record, so it is
+    written by hand."""
+    cls = "BoxCalls" if sync else "AsyncBoxCalls"
+    transport = "_sync_transport" if sync else "_async_transport"
+    tname = "Transport" if sync else "AsyncTransport"
+    out = [
+        HEADER.format(
+            doc=f"The {'sync' if sync else 'async'} box's methods that are one call each, made from\n"
+            "holmd's API description: every route whose record names its SDK\n"
+            "method (`x-holm-sdk`). A base of the box's tools.",
+            source="docs/api/holmd.openapi.json",
+        ),
+        "from __future__ import annotations",
+        "",
+        "from typing import TYPE_CHECKING, Dict, Optional",
+        "",
+        "from . import _routes as r",
+        "from . import types as t",
+        "",
+        "if TYPE_CHECKING:",
+        f"    from .{transport} import {tname}",
+        "",
+        "",
+        f"class {cls}:",
+        '    """The one-call methods of a box."""',
+        "",
+        f'    _transport: "{tname}"',
+        "    _p: Dict[str, str]",
+    ]
+    for path, item in sorted(doc["paths"].items()):
+        for method, op in sorted(item.items()):
+            name = op.get("x-holm-sdk") if isinstance(op, dict) else None
+            if not name:
+                continue
+            if "requestBody" in op or not path.startswith("/v1/boxes/{id}/"):
+                raise SystemExit(f"{method.upper()} {path}: x-holm-sdk is for a box's routes without a body")
+            params = op.get("parameters", [])
+            positional = [p["name"] for p in params if p["in"] == "path" and p["name"] != "id"]
+            query = [p for p in params if p["in"] == "query"]
+            args = ["self"] + [f"{n}: str" for n in positional]
+            for q in query:
+                if q.get("required"):
+                    args.append(f"{q['name']}: {types.param_type(q['schema'])}")
+            keyword = [q for q in query if not q.get("required")]
+            if keyword and positional:
+                args.append("*")
+            args += [f"{q['name']}: {types.param_type(q['schema'], optional=True)} = None" for q in keyword]
+            ok = op["responses"].get("200", {}).get("content", {}).get("application/json")
+            answer = types.param_type(ok["schema"]) if ok else "None"
+            p = "{**self._p, " + ", ".join(f'"{n}": {n}' for n in positional) + "}" if positional else "self._p"
+            call = f"r.{route_name(method, path)}, {p}"
+            if query:
+                call += ", query={" + ", ".join(f'"{q["name"]}": {q["name"]}' for q in query) + "}"
+            aw = "" if sync else "await "
+            out += ["", f"    {'def' if sync else 'async def'} {name}({', '.join(args)}) -> {answer}:"]
+            out += docstring(op.get("summary", "") + ".", "        ")
+            if ok:
+                out.append(f"        return {aw}self._transport.json({call})")
+            else:
+                out.append(f"        {aw}self._transport.send({call})")
+    return "\n".join(out) + "\n"
 
 
 def errors_module(doc: Dict[str, Any]) -> str:
@@ -529,9 +600,12 @@ def outputs() -> Dict[Path, str]:
         PKG / "actions.py": types.actions(),
         PKG / "_routes.py": routes_module(doc),
         PKG / "errors.py": errors_module(doc),
+        PKG / "_async_box_calls.py": box_calls_module(doc, types, sync=False),
+        PKG / "_sync_box_calls.py": box_calls_module(doc, types, sync=True),
         **{
             src.with_name(src.name.replace("_async_", "_sync_")): unasync(src.read_text(), src.name)
             for src in sorted(PKG.glob("_async_*.py"))
+            if src.name != "_async_box_calls.py"
         },
     }
 

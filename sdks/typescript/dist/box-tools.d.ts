@@ -1,3 +1,4 @@
+import { BoxCalls } from "./box-calls.js";
 import { type Screenshot } from "./core.js";
 import type { Transport } from "./transport.js";
 import type * as t from "./types.js";
@@ -8,12 +9,7 @@ export interface CdpConnector<B> {
     } & Record<string, unknown>): Promise<B>;
 }
 /** Page tools, bridge, viewers, records and desk tools of a box. */
-export declare abstract class BoxTools {
-    /** The transport this box's calls go through. */
-    readonly transport: Transport;
-    protected readonly p: {
-        id: string;
-    };
+export declare abstract class BoxTools extends BoxCalls {
     protected constructor(transport: Transport, id: string);
     /** The browser's tabs. */
     tabs(): Promise<t.Tab[]>;
@@ -25,12 +21,6 @@ export declare abstract class BoxTools {
     activateTab(tab: string): Promise<void>;
     /** Loads a URL and waits for load (or DOMContentLoaded, or commit). */
     navigate(url: string, options?: Omit<t.NavigateRequest, "url">): Promise<t.PageResult>;
-    /** Goes back one page in a tab's history and waits for it to load. */
-    pageBack(tab?: string): Promise<t.PageResult>;
-    /** Goes forward one page in a tab's history and waits for it to load. */
-    pageForward(tab?: string): Promise<t.PageResult>;
-    /** Loads a tab's page again and waits for it to load. */
-    pageReload(tab?: string): Promise<t.PageResult>;
     /** Clicks the first visible element matching a CSS selector, with real mouse events. */
     pageClick(selector: string, options?: Omit<t.ClickRequest, "selector">): Promise<t.PageResult>;
     /** Types text as key presses, into the element matching `selector` or where the focus is. */

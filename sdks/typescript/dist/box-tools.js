@@ -2,16 +2,13 @@
 // tools and state, the bridge (and Playwright over it), the guest's agent
 // credential, viewers, takeover and handoff, recordings, the timeline and
 // traces, the accessibility tree, windows and the clipboard.
+import { BoxCalls } from "./box-calls.js";
 import { defined, readScreenshot, toBase64 } from "./core.js";
 import * as r from "./routes.js";
 /** Page tools, bridge, viewers, records and desk tools of a box. */
-export class BoxTools {
-    /** The transport this box's calls go through. */
-    transport;
-    p;
+export class BoxTools extends BoxCalls {
     constructor(transport, id) {
-        this.transport = transport;
-        this.p = { id };
+        super(transport, id);
     }
     /** The browser's tabs. */
     async tabs() {
@@ -32,18 +29,6 @@ export class BoxTools {
     /** Loads a URL and waits for load (or DOMContentLoaded, or commit). */
     async navigate(url, options = {}) {
         return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, this.p, { json: { url, ...options } });
-    }
-    /** Goes back one page in a tab's history and waits for it to load. */
-    async pageBack(tab) {
-        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, this.p, { query: { tab } });
-    }
-    /** Goes forward one page in a tab's history and waits for it to load. */
-    async pageForward(tab) {
-        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, this.p, { query: { tab } });
-    }
-    /** Loads a tab's page again and waits for it to load. */
-    async pageReload(tab) {
-        return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, this.p, { query: { tab } });
     }
     /** Clicks the first visible element matching a CSS selector, with real mouse events. */
     async pageClick(selector, options = {}) {

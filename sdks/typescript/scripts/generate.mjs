@@ -256,6 +256,67 @@ function routesModule(doc) {
   return out.join("\n") + "\n";
 }
 
+/**
+ * The box's one-call methods: one per route under /v1/boxes/{id} whose record
+ * names an SDK method (`x-holm-sdk`, snake_case; here camelCase), taking the
+ * route's other path parameters in order and its query parameters last. A
+ * route with a body is refused here: its method says more than its record, so
+ * it is written by hand.
+ */
+function boxCallsModule(doc, types) {
+  const out = [
+    header(
+      "The box's methods that are one call each, made from holmd's API description:\nevery route whose record names its SDK method (`x-holm-sdk`). The base of the\nbox's tools.",
+      "docs/api/holmd.openapi.json",
+    ),
+    'import * as r from "./routes.js";',
+    'import type { Transport } from "./transport.js";',
+    'import type * as t from "./types.js";',
+    "",
+    "/** The one-call methods of a box. */",
+    "export abstract class BoxCalls {",
+    "  /** The transport this box's calls go through. */",
+    "  readonly transport: Transport;",
+    "  protected readonly p: { id: string };",
+    "",
+    "  protected constructor(transport: Transport, id: string) {",
+    "    this.transport = transport;",
+    "    this.p = { id };",
+    "  }",
+  ];
+  const lower = (w) => w[0].toLowerCase() + w.slice(1);
+  const bare = (s) => types.expr(s).replace(/ \| null$/, "");
+  for (const path of Object.keys(doc.paths).sort()) {
+    const item = doc.paths[path];
+    for (const method of Object.keys(item).sort()) {
+      const op = item[method];
+      const sdk = op && op["x-holm-sdk"];
+      if (!sdk) continue;
+      if (op.requestBody || !path.startsWith("/v1/boxes/{id}/")) {
+        throw new Error(`${method.toUpperCase()} ${path}: x-holm-sdk is for a box's routes without a body`);
+      }
+      const name = `${method}_${path}`.replace(/[^A-Za-z0-9]/g, "_").replace(/_+/g, "_").replace(/^_|_$/g, "").toUpperCase();
+      const params = op.parameters || [];
+      const positional = params.filter((p) => p.in === "path" && p.name !== "id").map((p) => p.name);
+      const query = params.filter((p) => p.in === "query");
+      const args = [
+        ...positional.map((n) => `${n}: string`),
+        ...query.map((q) => `${q.name}${q.required ? "" : "?"}: ${bare(q.schema)}`),
+      ];
+      const ok = op.responses["200"]?.content?.["application/json"];
+      const answer = ok ? `t.${bare(ok.schema)}` : "void";
+      const p = positional.length ? `{ ...this.p, ${positional.join(", ")} }` : "this.p";
+      const opts = query.length ? `, { query: { ${query.map((q) => q.name).join(", ")} } }` : "";
+      out.push("", ...jsdoc(`${op.summary}.`, "  "));
+      out.push(`  async ${lower(camel(sdk))}(${args.join(", ")}): Promise<${answer}> {`);
+      out.push(ok ? `    return this.transport.json(r.${name}, ${p}${opts});` : `    await this.transport.json(r.${name}, ${p}${opts});`);
+      out.push("  }");
+    }
+  }
+  out.push("}");
+  return out.join("\n") + "\n";
+}
+
 function errorsModule(doc) {
   const codes = doc.components.schemas.ErrorCode.oneOf;
   const out = [
@@ -395,6 +456,7 @@ function outputs() {
     [join(SRC, "actions.ts")]: types.actions(),
     [join(SRC, "routes.ts")]: routesModule(doc),
     [join(SRC, "errors.ts")]: errorsModule(doc),
+    [join(SRC, "box-calls.ts")]: boxCallsModule(doc, types),
   };
   files[REFERENCE] = reference(files);
   return files;

@@ -3,6 +3,7 @@
 // credential, viewers, takeover and handoff, recordings, the timeline and
 // traces, the accessibility tree, windows and the clipboard.
 
+import { BoxCalls } from "./box-calls.js";
 import { type Screenshot, defined, readScreenshot, toBase64 } from "./core.js";
 import * as r from "./routes.js";
 import type { Transport } from "./transport.js";
@@ -14,14 +15,9 @@ export interface CdpConnector<B> {
 }
 
 /** Page tools, bridge, viewers, records and desk tools of a box. */
-export abstract class BoxTools {
-  /** The transport this box's calls go through. */
-  readonly transport: Transport;
-  protected readonly p: { id: string };
-
+export abstract class BoxTools extends BoxCalls {
   protected constructor(transport: Transport, id: string) {
-    this.transport = transport;
-    this.p = { id };
+    super(transport, id);
   }
 
   /** The browser's tabs. */
@@ -47,21 +43,6 @@ export abstract class BoxTools {
   /** Loads a URL and waits for load (or DOMContentLoaded, or commit). */
   async navigate(url: string, options: Omit<t.NavigateRequest, "url"> = {}): Promise<t.PageResult> {
     return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, this.p, { json: { url, ...options } });
-  }
-
-  /** Goes back one page in a tab's history and waits for it to load. */
-  async pageBack(tab?: string): Promise<t.PageResult> {
-    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, this.p, { query: { tab } });
-  }
-
-  /** Goes forward one page in a tab's history and waits for it to load. */
-  async pageForward(tab?: string): Promise<t.PageResult> {
-    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, this.p, { query: { tab } });
-  }
-
-  /** Loads a tab's page again and waits for it to load. */
-  async pageReload(tab?: string): Promise<t.PageResult> {
-    return this.transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, this.p, { query: { tab } });
   }
 
   /** Clicks the first visible element matching a CSS selector, with real mouse events. */

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from . import _routes as r
 from . import types as t
+from ._sync_box_calls import BoxCalls
 from ._core import Screenshot, drop_none
 
 if TYPE_CHECKING:
     from ._sync_transport import Transport
 
 
-class BoxTools:
+class BoxTools(BoxCalls):
     """Page tools, bridge, viewers, records and desk tools of a box."""
 
     _transport: "Transport"
@@ -57,18 +58,6 @@ class BoxTools:
         """Loads a URL and waits for load (or DOMContentLoaded, or commit)."""
         body = drop_none({"url": url, "tab": tab, "wait_until": wait_until, "timeout_ms": timeout_ms})
         return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_NAVIGATE, self._p, json=body)
-
-    def page_back(self, tab: Optional[str] = None) -> t.PageResult:
-        """Goes back one page in a tab's history and waits for it to load."""
-        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_BACK, self._p, query={"tab": tab})
-
-    def page_forward(self, tab: Optional[str] = None) -> t.PageResult:
-        """Goes forward one page in a tab's history and waits for it to load."""
-        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_FORWARD, self._p, query={"tab": tab})
-
-    def page_reload(self, tab: Optional[str] = None) -> t.PageResult:
-        """Loads a tab's page again and waits for it to load."""
-        return self._transport.json(r.POST_V1_BOXES_ID_BROWSER_RELOAD, self._p, query={"tab": tab})
 
     def page_click(self, selector: str, **options: Any) -> t.PageResult:
         """Clicks the first visible element matching a CSS selector, with real

@@ -241,15 +241,16 @@ pub const NAVIGATE: Call<NavigateRequest, PageResult> = Call::post(
 .step(page("navigate"));
 
 /// A move through a tab's history, of generation 2: `POST` with the tab in
-/// the query, answering where the tab is once that page has loaded.
+/// the query, answering where the tab is once that page has loaded; the
+/// SDKs' method `sdk` as it is.
 const fn history(
     path: &'static str,
     summary: &'static str,
-    name: &'static str,
+    step: &'static str,
+    sdk: &'static str,
 ) -> Call<(), PageResult, TabQuery> {
-    Call::of(post(path, Op::json::<PageResult>("browser", summary).query::<TabQuery>()))
-        .since(2)
-        .step(Step::new(StepKind::Page, name, Params::Query))
+    let op = Op::json::<PageResult>("browser", summary).query::<TabQuery>().sdk(sdk);
+    Call::of(post(path, op)).since(2).step(Step::new(StepKind::Page, step, Params::Query))
 }
 
 /// `POST /v1/browser/back`.
@@ -257,6 +258,7 @@ pub const BACK: Call<(), PageResult, TabQuery> = history(
     "/v1/browser/back",
     "Go back one page in a tab's history and wait for it to load",
     "back",
+    "page_back",
 );
 
 /// `POST /v1/browser/forward`.
@@ -264,11 +266,16 @@ pub const FORWARD: Call<(), PageResult, TabQuery> = history(
     "/v1/browser/forward",
     "Go forward one page in a tab's history and wait for it to load",
     "forward",
+    "page_forward",
 );
 
 /// `POST /v1/browser/reload`.
-pub const RELOAD: Call<(), PageResult, TabQuery> =
-    history("/v1/browser/reload", "Load a tab's page again and wait for it to load", "reload");
+pub const RELOAD: Call<(), PageResult, TabQuery> = history(
+    "/v1/browser/reload",
+    "Load a tab's page again and wait for it to load",
+    "reload",
+    "page_reload",
+);
 
 /// `POST /v1/browser/click`.
 pub const CLICK: Call<ClickRequest, PageResult> = Call::post(

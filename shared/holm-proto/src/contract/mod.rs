@@ -93,6 +93,10 @@ pub struct Op {
     pub answer: Answer,
     /// The status of a success.
     pub status: u16,
+    /// The name of the SDKs' method that is this one call (`x-holm-sdk`
+    /// in holmd's document), which their generators make: for a route an
+    /// SDK wraps as it is, with nothing of its own to add.
+    pub sdk: Option<&'static str>,
 }
 
 impl Op {
@@ -102,7 +106,16 @@ impl Op {
             Answer::WebSocket(_) => 101,
             _ => 200,
         };
-        Self { summary, tag, public: false, query: None, body: Body::None, answer, status }
+        Self {
+            summary,
+            tag,
+            public: false,
+            query: None,
+            body: Body::None,
+            answer,
+            status,
+            sdk: None,
+        }
     }
 
     /// A route that answers JSON of type `T`.
@@ -177,6 +190,13 @@ impl Op {
     #[must_use]
     pub const fn query<T: JsonSchema>(mut self) -> Self {
         self.query = Some(query_of::<T>);
+        self
+    }
+
+    /// Is the SDKs' method `name`, made by their generators ([`Op::sdk`]).
+    #[must_use]
+    pub const fn sdk(mut self, name: &'static str) -> Self {
+        self.sdk = Some(name);
         self
     }
 
@@ -485,6 +505,9 @@ fn operation(route: &Documented, g: &mut SchemaGenerator, error: &Value) -> Valu
     operation["responses"] = Value::Object(responses);
     if op.public {
         operation["security"] = json!([]);
+    }
+    if let Some(name) = op.sdk {
+        operation["x-holm-sdk"] = json!(name);
     }
     operation
 }
