@@ -19,11 +19,7 @@ pub(super) enum Commands {
 
 impl Commands {
     /// Runs the command.
-    pub(super) async fn run(
-        self,
-        c: &holm_client::Client,
-        json: bool,
-    ) -> anyhow::Result<std::process::ExitCode> {
+    pub(super) async fn run(self, c: &Client, json: bool) -> anyhow::Result<ExitCode> {
         match self {
             Self::Accessibility(a) => run(c, a, json).await,
         }

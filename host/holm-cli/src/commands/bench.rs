@@ -29,7 +29,7 @@ impl Commands {
         self,
         _c: &holm_client::Client,
         json: bool,
-    ) -> anyhow::Result<std::process::ExitCode> {
+    ) -> anyhow::Result<ExitCode> {
         match self {
             Self::Bench(a) => run(&a.args, json),
         }

@@ -39,11 +39,7 @@ pub(super) enum Commands {
 
 impl Commands {
     /// Runs the command.
-    pub(super) async fn run(
-        self,
-        c: &holm_client::Client,
-        json: bool,
-    ) -> anyhow::Result<std::process::ExitCode> {
+    pub(super) async fn run(self, c: &Client, json: bool) -> anyhow::Result<ExitCode> {
         match self {
             Self::New(a) => new(c, a, json).await,
             Self::Ls(super::files::LsArgs { target: Some(target), depth, .. }) => {

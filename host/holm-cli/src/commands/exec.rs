@@ -22,11 +22,7 @@ pub(super) enum Commands {
 
 impl Commands {
     /// Runs the command.
-    pub(super) async fn run(
-        self,
-        c: &holm_client::Client,
-        json: bool,
-    ) -> anyhow::Result<std::process::ExitCode> {
+    pub(super) async fn run(self, c: &Client, json: bool) -> anyhow::Result<ExitCode> {
         match self {
             Self::Exec(a) => exec(c, a, json).await,
         }

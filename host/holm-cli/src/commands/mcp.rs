@@ -20,11 +20,7 @@ pub(super) enum Commands {
 
 impl Commands {
     /// Runs the command.
-    pub(super) async fn run(
-        self,
-        c: &holm_client::Client,
-        _json: bool,
-    ) -> anyhow::Result<std::process::ExitCode> {
+    pub(super) async fn run(self, c: &Client, _json: bool) -> anyhow::Result<ExitCode> {
         match self {
             Self::Mcp(a) => run(c.clone(), a).await,
         }
