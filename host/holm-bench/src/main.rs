@@ -142,6 +142,19 @@ pub struct BenchArgs {
     /// `--features kubernetes`). Writes its own report to `--out`.
     #[arg(long, value_name = "KUBECONFIG", conflicts_with_all = ["scale", "latency", "recording"])]
     kubernetes: Option<std::path::PathBuf>,
+    /// Measure only the runtime columns: Docker's cold starts, then each
+    /// other runtime's (podman, gVisor's runsc), each stage by stage, and
+    /// their idle memory; name runtimes (`--runtimes docker-runsc`,
+    /// comma-separated) to measure only those. Writes its own report to
+    /// `--out`.
+    #[arg(
+        long,
+        value_name = "RUNTIME",
+        num_args = 0..,
+        value_delimiter = ',',
+        conflicts_with_all = ["scale", "latency", "recording", "kubernetes"]
+    )]
+    runtimes: Option<Vec<String>>,
 }
 
 /// What one run does.
@@ -306,7 +319,10 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
             kubeconfig.display()
         );
     }
-    let candidates = runtimes::candidates().await;
+    let mut candidates = runtimes::candidates().await;
+    if let Some(names) = &args.runtimes {
+        candidates = runtimes::only(candidates, names)?;
+    }
     let (file, more) = runtimes::runtimes_file(&candidates);
     let server = server::Server::start(&more, &file)?;
     let run_id = holm::ids::new_box_id();
@@ -352,6 +368,30 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
             recording: result?,
         };
         return finish(&report, &args.out, json, || recording::print(&report.recording));
+    }
+    if args.runtimes.is_some() {
+        let request = bench_request(&run_id, Profile::X11);
+        let idle = Duration::from_secs(config.idle_secs);
+        let run =
+            runtimes::alone(&server, &request, &candidates, config.cold_starts, idle, &progress);
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        machine.finish(docker.docker()).await;
+        let (docker_cold, columns) = result?;
+        let report = runtimes::Report {
+            holm_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            command: command_line(),
+            machine,
+            image,
+            docker: docker_cold,
+            runtimes: columns,
+        };
+        return finish(&report, &args.out, json, || runtimes::print(&report));
     }
     if args.latency {
         let request = bench_request(&run_id, Profile::X11);

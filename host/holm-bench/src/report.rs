@@ -522,9 +522,19 @@ pub(crate) fn print_targets(targets: &[Target]) {
 /// The runtime columns: Docker's cold start and idle memory from this run,
 /// and each other runtime's beside it, as ratios to Docker's.
 fn print_runtimes(r: &Report) {
-    let docker_cold = r.cold_start.stages.iter().find(|s| s.stage == "running");
-    let docker_cold = docker_cold.and_then(|s| s.since_request.p50_ms);
     let docker_mem = r.memory.boxes.first().map(|b| b.docker_stats_mib);
+    print_runtime_columns(&r.cold_start, docker_mem, &r.runtimes);
+}
+
+/// The runtime columns beside Docker's cold start (`docker_cold`) and idle
+/// memory (`docker_mem`, when measured), as ratios to them.
+pub(crate) fn print_runtime_columns(
+    docker_cold: &ColdStart,
+    docker_mem: Option<f64>,
+    columns: &[super::runtimes::Column],
+) {
+    let docker_cold = docker_cold.stages.iter().find(|s| s.stage == "running");
+    let docker_cold = docker_cold.and_then(|s| s.since_request.p50_ms);
     output::line(
         "\nruntimes (the same box; cold start to `running`, idle memory as the engine's stats show it):\n",
     );
@@ -535,11 +545,12 @@ fn print_runtimes(r: &Report) {
         _ => String::new(),
     };
     output::line(&format!(
-        "| docker | {} | 1.00 | {} | 1.00 |",
+        "| docker | {} | 1.00 | {} | {} |",
         cell(docker_cold),
-        cell(docker_mem)
+        cell(docker_mem),
+        if docker_mem.is_some() { "1.00" } else { "" }
     ));
-    for c in &r.runtimes {
+    for c in columns {
         if let Some(why) = &c.skipped {
             output::line(&format!(
                 "| {} | not measured: {} | | | |",
@@ -597,7 +608,7 @@ pub(crate) fn print_rows(rows: &[Row]) {
 
 /// Prints a cold start's stages as a Markdown table, and the components' own
 /// times.
-fn print_cold(title: &str, cold: &ColdStart) {
+pub(crate) fn print_cold(title: &str, cold: &ColdStart) {
     output::line(&format!("\n{title}, n = {} (ms since the create request):\n", cold.n));
     output::line("| stage | p50 ms | p95 ms | min | max |");
     output::line("|---|---:|---:|---:|---:|");

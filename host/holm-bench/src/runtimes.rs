@@ -41,6 +41,9 @@ pub struct Column {
     pub skipped: Option<String>,
     /// From the create request to holmd answering `running`, ms.
     pub cold_start_running: Summary,
+    /// Its cold starts stage by stage (the guest's, each component's), to
+    /// see where a slow runtime spends its time.
+    pub cold_start: Option<cold::ColdStart>,
     /// An idle box's memory as the engine's stats show it, MiB.
     pub idle_mib: Option<f64>,
 }
@@ -98,6 +101,19 @@ async fn isolation_missing(engine: &DockerRuntime, isolation: &str) -> Option<St
     }
 }
 
+/// Keeps only the candidates named (`--runtimes docker-runsc`); none named
+/// keeps them all. A name that is no candidate's is an error that lists them.
+pub fn only(candidates: Vec<Candidate>, names: &[String]) -> anyhow::Result<Vec<Candidate>> {
+    if let Some(unknown) = names.iter().find(|n| !candidates.iter().any(|c| &c.name == *n)) {
+        let known: Vec<&str> = candidates.iter().map(|c| c.name.as_str()).collect();
+        anyhow::bail!(
+            "--runtimes {unknown}: no such runtime; the runtimes are {}",
+            known.join(", ")
+        );
+    }
+    Ok(candidates.into_iter().filter(|c| names.is_empty() || names.contains(&c.name)).collect())
+}
+
 /// The runtimes file that offers the candidates that can be measured, and
 /// their names for `HOLM_SERVER_RUNTIMES`.
 pub fn runtimes_file(candidates: &[Candidate]) -> (String, Vec<String>) {
@@ -136,6 +152,7 @@ pub async fn run(
                 runtime: c.name.clone(),
                 skipped: Some(why),
                 cold_start_running: Samples::default().summary(),
+                cold_start: None,
                 idle_mib: None,
             });
             continue;
@@ -170,13 +187,14 @@ pub async fn run(
                         runtime: c.name.clone(),
                         skipped: Some(why),
                         cold_start_running: Samples::default().summary(),
+                        cold_start: None,
                         idle_mib: None,
                     });
                     continue;
                 }
             };
         let cold = cold.into_iter().next().context("one cold start figure")?;
-        let running = cold.stages.iter().find(|s| s.stage == "running");
+        let running = cold.stages.iter().find(|s| s.stage == "running").map(|s| s.since_request);
         let info = server.client.create_box(&on, Some(300)).await.context("create a box")?;
         server.made(&info.id);
         tokio::time::sleep(idle).await;
@@ -185,10 +203,58 @@ pub async fn run(
         out.push(Column {
             runtime: c.name.clone(),
             skipped: None,
-            cold_start_running: running
-                .map_or_else(|| Samples::default().summary(), |s| s.since_request),
+            cold_start_running: running.unwrap_or_else(|| Samples::default().summary()),
+            cold_start: Some(cold),
             idle_mib: mem.ok().map(|m| m.docker_stats_mib),
         });
     }
     Ok(out)
+}
+
+/// The `--runtimes` run's report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine.
+    pub machine: super::report::Machine,
+    /// The box image (on Docker).
+    pub image: String,
+    /// Docker's cold start in the same run, the columns' baseline.
+    pub docker: cold::ColdStart,
+    /// Each other runtime's cold start and idle memory.
+    pub runtimes: Vec<Column>,
+}
+
+/// Docker's cold starts, then each candidate's: the runtime columns alone.
+pub async fn alone(
+    server: &Server,
+    request: &CreateBox,
+    candidates: &[Candidate],
+    n: usize,
+    idle: Duration,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<(cold::ColdStart, Vec<Column>)> {
+    let kinds = [(Profile::X11, request)];
+    let docker = cold::run(server, &kinds, n, &|l| progress(&format!("docker: {l}"))).await?;
+    let docker = docker.into_iter().next().context("one cold start figure")?;
+    let columns = run(server, request, candidates, n, idle, progress).await?;
+    Ok((docker, columns))
+}
+
+/// Prints the `--runtimes` report: each runtime's stages, then the columns.
+pub fn print(r: &Report) {
+    super::report::print_cold("cold start (docker)", &r.docker);
+    for c in &r.runtimes {
+        if let Some(cold) = &c.cold_start {
+            super::report::print_cold(&format!("cold start ({})", c.runtime), cold);
+        }
+    }
+    super::report::print_runtime_columns(&r.docker, None, &r.runtimes);
 }
