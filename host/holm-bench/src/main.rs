@@ -142,6 +142,12 @@ pub struct BenchArgs {
     /// `--features kubernetes`). Writes its own report to `--out`.
     #[arg(long, value_name = "KUBECONFIG", conflicts_with_all = ["scale", "latency", "recording"])]
     kubernetes: Option<std::path::PathBuf>,
+    /// Measure only the warm pools: a create that claims a pooled box
+    /// against a cold create, by turns (`--cold` turns), on Docker, podman
+    /// and gVisor, and the targets they decide. Writes its own report to
+    /// `--out`.
+    #[arg(long, conflicts_with_all = ["scale", "latency", "recording", "kubernetes"])]
+    pool: bool,
     /// Measure only the runtime columns: Docker's cold starts, then each
     /// other runtime's (podman, gVisor's runsc), each stage by stage, and
     /// their idle memory; name runtimes (`--runtimes docker-runsc`,
@@ -152,7 +158,7 @@ pub struct BenchArgs {
         value_name = "RUNTIME",
         num_args = 0..,
         value_delimiter = ',',
-        conflicts_with_all = ["scale", "latency", "recording", "kubernetes"]
+        conflicts_with_all = ["scale", "latency", "recording", "kubernetes", "pool"]
     )]
     runtimes: Option<Vec<String>>,
 }
@@ -234,8 +240,9 @@ pub struct Report {
     pub viewer: viewer::ViewerReport,
     /// Cold start.
     pub cold_start: cold::ColdStart,
-    /// Create → usable from a warm pool against cold, by turns.
-    pub warm_pool: pooled::Pooled,
+    /// Create → usable from a warm pool against cold, by turns, on each
+    /// runtime (Docker's first).
+    pub warm_pool: Vec<pooled::Pooled>,
     /// Cold start and idle memory on each other runtime (podman, gVisor).
     pub runtimes: Vec<runtimes::Column>,
     /// Idle boxes' memory.
@@ -393,6 +400,39 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         return finish(&report, &args.out, json, || runtimes::print(&report));
     }
+    if args.pool {
+        let request = bench_request(&run_id, Profile::X11);
+        let loads = vec![("warm pool".to_owned(), report::load_average())];
+        let run = async {
+            runtimes::prepare(&candidates, &progress).await?;
+            pooled::run(&server, &request, &candidates, config.cold_starts, &progress).await
+        };
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        let boxes = server.every_box();
+        drop(server);
+        machine.load_by_phase = loads;
+        machine.finish(docker.docker()).await;
+        let warm_pool = result?;
+        let report = pooled::PoolReport {
+            holm_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            command: command_line(),
+            machine,
+            image,
+            targets: report::pool_targets(&warm_pool),
+            warm_pool,
+            boxes,
+        };
+        return finish(&report, &args.out, json, || {
+            pooled::print(&report.warm_pool);
+            report::print_targets(&report.targets);
+        });
+    }
     if args.latency {
         let request = bench_request(&run_id, Profile::X11);
         let loads = vec![("latency".to_owned(), report::load_average())];
@@ -454,7 +494,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     machine.finish(docker.docker()).await;
     let mut targets = report::targets(&config, &latency, &cold_start, &memory, &concurrency);
     targets.extend(report::wayland_targets(&cold_start, &memory, &wayland));
-    targets.push(report::pool_target(&warm_pool));
+    targets.extend(report::pool_targets(&warm_pool));
     targets.extend(speed::targets(&latency, Some(&concurrency)));
     let report = Report {
         holm_version: env!("CARGO_PKG_VERSION").into(),
@@ -584,7 +624,7 @@ struct Measured {
     latency: Vec<latency::Row>,
     viewer: viewer::ViewerReport,
     cold_start: cold::ColdStart,
-    warm_pool: pooled::Pooled,
+    warm_pool: Vec<pooled::Pooled>,
     /// Each other runtime's cold start and idle memory.
     runtimes: Vec<runtimes::Column>,
     memory: report::Memory,
@@ -618,7 +658,7 @@ async fn phases(
         runtimes::run(server, request, candidates, config.cold_starts, idle, &progress).await?;
 
     phase("warm pool");
-    let warm_pool = pooled::run(server, request, config.cold_starts, &progress).await?;
+    let warm_pool = pooled::run(server, request, candidates, config.cold_starts, &progress).await?;
 
     phase("latency");
     let (latency, x11_memory, viewer) =

@@ -1,58 +1,125 @@
 //! Create → usable from a warm pool against a cold create, in the same run
-//! and by turns: a second holmd keeps a pool of one box of the X11 request's
-//! spec; each turn times a create that claims the pooled box (on that
-//! server) and a cold create of the same request (on the benchmark's own
-//! server, which has no pool), both until holmd answers `running`. Each turn
-//! waits for the pool to be full again first, so no refill runs during
-//! either create.
+//! and by turns, on each runtime (Docker, podman, gVisor): for each, a
+//! second holmd keeps a pool of one box of the X11 request's spec on that
+//! runtime; each turn times a create that claims the pooled box (on that
+//! server) and a cold create of the same request on the same runtime (on
+//! the benchmark's own server, which has no pool), both until holmd
+//! answers `running`. Each turn waits for the pool to be full again first,
+//! so no refill runs during either create.
+//!
+//! `holm-bench --pool` measures only these rows (and the targets they
+//! decide), with their own report.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use holm_proto::host::{BoxState, CreateBox};
+use holm_proto::host::{BoxState, CreateBox, Placement};
 use serde::Serialize;
 
+use super::runtimes::Candidate;
 use super::server::Server;
 use super::stats::{Samples, Summary};
 
-/// The pool the second holmd keeps: one box of the default spec (X11, one
-/// screen, Chromium), which the X11 request matches.
-pub const RUNTIMES_FILE: &str = "[runtimes.docker]\n[[runtimes.docker.pool]]\nsize = 1\n";
+/// The pool runtime `name`'s second holmd keeps: one box of the default
+/// spec (X11, one screen, Chromium), which the X11 request matches.
+pub fn pool_section(name: &str) -> String {
+    format!("[[runtimes.{name}.pool]]\nsize = 1\n")
+}
 
-/// Pooled against cold.
+/// Pooled against cold, on one runtime.
 #[derive(Debug, Clone, Serialize)]
 pub struct Pooled {
+    /// The runtime.
+    pub runtime: String,
+    /// Why it was not measured, when it was not.
+    pub skipped: Option<String>,
     /// Turns.
     pub n: usize,
     /// Create → holmd answers running, claiming a pooled box.
     pub pooled: Summary,
-    /// Create → holmd answers running, cold, same request, by turns.
+    /// Create → holmd answers running, cold, same request and runtime, by
+    /// turns.
     pub cold: Summary,
     /// Cold p50 over pooled p50.
     pub ratio_p50: Option<f64>,
 }
 
-/// Runs `n` turns of a pooled and a cold create of `request`.
+impl Pooled {
+    fn skipped(runtime: &str, why: String) -> Self {
+        Self {
+            runtime: runtime.to_owned(),
+            skipped: Some(why),
+            n: 0,
+            pooled: Samples::default().summary(),
+            cold: Samples::default().summary(),
+            ratio_p50: None,
+        }
+    }
+}
+
+/// Runs `n` turns of a pooled and a cold create of `request` on Docker,
+/// then on each of `candidates` that can be measured. Docker's row comes
+/// first; a failure on Docker ends the run, one on another runtime is
+/// written in its row.
 pub async fn run(
     server: &Server,
     request: &CreateBox,
+    candidates: &[Candidate],
+    n: usize,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Vec<Pooled>> {
+    let mut rows = vec![run_on(server, request, "docker", &[], "", n, progress).await?];
+    for c in candidates {
+        if let Some(why) = &c.skipped {
+            progress(&format!("warm pool on {}: not measured: {why}", c.name));
+            rows.push(Pooled::skipped(&c.name, why.clone()));
+            continue;
+        }
+        let (section, more) = (c.runtime_section(), [c.name.clone()]);
+        let before = server.every_box().len();
+        match run_on(server, request, &c.name, &more, &section, n, progress).await {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                let why = format!("{e:#}");
+                progress(&format!("warm pool on {}: not measured: {why}", c.name));
+                server.remove_since(before).await;
+                rows.push(Pooled::skipped(&c.name, why));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// `n` turns on runtime `name`, which a holmd offers with `more` and the
+/// runtimes file `section` (empty for Docker, offered by default).
+async fn run_on(
+    server: &Server,
+    request: &CreateBox,
+    name: &str,
+    more: &[String],
+    section: &str,
     n: usize,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Pooled> {
-    let pool = Server::start(&[], RUNTIMES_FILE)?;
+    let file = format!("{section}{}", pool_section(name));
+    let pool = Server::start(more, &file)?;
+    let on = CreateBox {
+        placement: Placement { runtime: Some(name.to_owned()), ..request.placement.clone() },
+        ..request.clone()
+    };
     let (mut pooled, mut cold) = (Samples::default(), Samples::default());
     for i in 0..n {
-        progress(&format!("warm pool {}/{n}: waiting for the pool to fill", i + 1));
+        progress(&format!("warm pool on {name} {}/{n}: waiting for the pool to fill", i + 1));
         wait_for_pool(&pool).await?;
-        pooled.push(create(&pool, request).await?);
+        pooled.push(create(&pool, &on).await?);
         wait_for_pool(&pool).await?;
-        progress(&format!("warm pool {}/{n}: a cold create beside it", i + 1));
-        cold.push(create(server, request).await?);
+        progress(&format!("warm pool on {name} {}/{n}: a cold create beside it", i + 1));
+        cold.push(create(server, &on).await?);
     }
     let (pooled, cold) = (pooled.summary(), cold.summary());
     let ratio_p50 = cold.p50_ms.zip(pooled.p50_ms).map(|(c, p)| (c / p * 10.0).round() / 10.0);
     drop(pool);
-    Ok(Pooled { n, pooled, cold, ratio_p50 })
+    Ok(Pooled { runtime: name.to_owned(), skipped: None, n, pooled, cold, ratio_p50 })
 }
 
 /// Waits until the pool has a box waiting.
@@ -62,6 +129,9 @@ async fn wait_for_pool(pool: &Server) -> anyhow::Result<()> {
         let all = pool.client.every_box(true).await.context("list the pool's boxes")?;
         if all.iter().any(|b| b.state == BoxState::Pooled) {
             return Ok(());
+        }
+        if let Some(failed) = all.iter().find(|b| b.state == BoxState::Failed) {
+            bail!("a pooled box failed: {}", failed.reason.clone().unwrap_or_default());
         }
         if Instant::now() > deadline {
             bail!("the warm pool did not fill in 300 seconds");
@@ -85,4 +155,55 @@ pub(crate) async fn create(server: &Server, request: &CreateBox) -> anyhow::Resu
     }
     server.remove(&info.id).await?;
     Ok(took)
+}
+
+/// Prints the rows: one per runtime, pooled against cold on that runtime.
+pub fn print(rows: &[Pooled]) {
+    use crate::report::cell;
+    let n = rows.iter().map(|r| r.n).max().unwrap_or(0);
+    crate::output::line(&format!(
+        "\ncreate → running from a warm pool against cold on the same runtime, by turns (n = {n}):\n"
+    ));
+    crate::output::line(
+        "| runtime | from a warm pool p50 ms | p95 ms | cold p50 ms | p95 ms | cold / pooled |",
+    );
+    crate::output::line("|---|---:|---:|---:|---:|---:|");
+    for r in rows {
+        if let Some(why) = &r.skipped {
+            crate::output::line(&format!("| {} | not measured: {why} | | | | |", r.runtime));
+            continue;
+        }
+        crate::output::line(&format!(
+            "| {} | {} | {} | {} | {} | {}× |",
+            r.runtime,
+            cell(r.pooled.p50_ms),
+            cell(r.pooled.p95_ms),
+            cell(r.cold.p50_ms),
+            cell(r.cold.p95_ms),
+            r.ratio_p50.map_or_else(|| "-".into(), |x| format!("{x:.1}")),
+        ));
+    }
+}
+
+/// The report of a `--pool` run, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct PoolReport {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine, and what else it ran.
+    pub machine: crate::report::Machine,
+    /// The box image.
+    pub image: String,
+    /// One row per runtime, Docker's first.
+    pub warm_pool: Vec<Pooled>,
+    /// The targets those rows decide.
+    pub targets: Vec<crate::report::Target>,
+    /// Every box the run made (all removed at its end).
+    pub boxes: Vec<String>,
 }

@@ -114,22 +114,47 @@ pub fn only(candidates: Vec<Candidate>, names: &[String]) -> anyhow::Result<Vec<
     Ok(candidates.into_iter().filter(|c| names.is_empty() || names.contains(&c.name)).collect())
 }
 
+impl Candidate {
+    /// The runtimes file's table for it: its provider and isolation, or
+    /// nothing for an engine's own runtime (offered by its name alone).
+    pub fn runtime_section(&self) -> String {
+        match (self.isolation, &self.engine) {
+            (Some(i), Some(engine)) => format!(
+                "[runtimes.{}]\nprovider = \"{}\"\nisolation = \"{i}\"\n",
+                self.name,
+                engine.provider()
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 /// The runtimes file that offers the candidates that can be measured, and
 /// their names for `HOLM_SERVER_RUNTIMES`.
 pub fn runtimes_file(candidates: &[Candidate]) -> (String, Vec<String>) {
     let mut text = String::new();
     let mut names = Vec::new();
     for c in candidates.iter().filter(|c| c.skipped.is_none()) {
-        if let (Some(i), Some(engine)) = (c.isolation, &c.engine) {
-            text.push_str(&format!(
-                "[runtimes.{}]\nprovider = \"{}\"\nisolation = \"{i}\"\n",
-                c.name,
-                engine.provider()
-            ));
-        }
+        text.push_str(&c.runtime_section());
         names.push(c.name.clone());
     }
     (text, names)
+}
+
+/// Makes sure each candidate that can be measured has the box image on its
+/// engine (podman's first run builds it there: minutes).
+pub async fn prepare(candidates: &[Candidate], progress: &dyn Fn(&str)) -> anyhow::Result<()> {
+    for c in candidates.iter().filter(|c| c.skipped.is_none()) {
+        let Some(engine) = &c.engine else { continue };
+        progress(&format!("{}: preparing the box image on {}", c.name, engine.provider()));
+        let mut quiet = |_: holm::image::Progress| {};
+        engine.make_base(&mut quiet).await.context("make the base image")?;
+        engine
+            .prepare_image(&holm::image::ImageRequest::default(), &mut quiet)
+            .await
+            .with_context(|| format!("build the box image on {}", engine.provider()))?;
+    }
+    Ok(())
 }
 
 /// Measures each candidate: `n` cold starts, then one box's memory after

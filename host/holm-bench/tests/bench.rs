@@ -49,7 +49,7 @@ const WAYLAND_ROWS: [&str; 6] = [
 const WAYLAND_STAGES: [&str; 6] =
     ["container", "guest", "sway", "chromium", "chromium_window", "running"];
 
-const TARGETS: [&str; 25] = [
+const TARGETS: [&str; 27] = [
     "screenshot_png_p50",
     "screenshot_png_vs_xwd_convert",
     "click_p50",
@@ -75,6 +75,8 @@ const TARGETS: [&str; 25] = [
     "speed_click_p50",
     "speed_holmd_overhead",
     "speed_throughput",
+    "warm_pool_p50",
+    "warm_pool_claim_p50",
 ];
 
 fn n(v: &serde_json::Value) -> u64 {
@@ -124,6 +126,18 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     assert_eq!(memory["n"].as_u64(), Some(1 + boxes));
     assert!(memory["docker_stats_p50_mib"].as_f64().is_some_and(|m| m > 0.0), "{memory}");
     assert!(!memory["processes_mib"].as_array().unwrap().is_empty());
+
+    // The warm pool: a row per runtime, Docker's first and measured, each
+    // other one measured or saying why not.
+    let pools = report["warm_pool"].as_array().expect("warm pool rows");
+    assert_eq!(pools[0]["runtime"], "docker", "{pools:?}");
+    assert_eq!(pools[0]["pooled"]["n"].as_u64(), Some(starts), "{pools:?}");
+    for runtime in ["podman", "docker-runsc", "podman-runsc"] {
+        let row = pools.iter().find(|r| r["runtime"] == runtime);
+        let row = row.unwrap_or_else(|| panic!("no warm pool row for {runtime}: {pools:?}"));
+        let measured = row["pooled"]["n"].as_u64() == Some(starts);
+        assert!(measured || row["skipped"].is_string(), "{row}");
+    }
 
     // Concurrency ran its clients.
     let load = &report["concurrency"];

@@ -89,6 +89,14 @@ impl BoxClient {
         Self { endpoint: Some(endpoint.clone()), http, ..guest }
     }
 
+    /// The same client with another secret: the same HTTP client and its
+    /// open connections, such as for a guest whose secret was just replaced
+    /// ([`BoxClient::set_box_secret`]).
+    #[must_use]
+    pub fn with_secret(&self, secret: &str) -> Self {
+        Self { token: Some(secret.into()), ..self.clone() }
+    }
+
     /// A client whose routes start at `base`, with a bearer token.
     pub(crate) fn with_base(
         http: reqwest::Client,

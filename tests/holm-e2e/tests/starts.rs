@@ -6,6 +6,9 @@
 //! claim, its labels are the create's, its viewers get a new key and its
 //! name, the pool refills, a create whose viewers bind to every interface
 //! takes no pooled box, and a restarted server takes the pooled box back.
+//! A pool works on each container runtime (Docker, podman, gVisor): it
+//! fills, a matching create claims its box, the secrets it had stop
+//! working, and it refills.
 //!
 //! `ready: desktop`: the box runs once the desktop answers, and page tools
 //! answer `not_ready` with a retry hint until Chromium is up (held back by
@@ -20,6 +23,7 @@ use holm_client::BoxClient;
 use holm_proto::ErrorCode;
 use holm_proto::host::{BoxInfo, BoxSpec, BoxState, CreateBox, Placement};
 use holm_proto::viewer::{ViewerBind, ViewerPolicy};
+use holm_testkit::matrix::Target;
 use holm_testkit::twisted::{HeldBrowser, RELEASE_BROWSER, Twisted};
 use holm_testkit::{TestServer, e2e_enabled, eventually};
 
@@ -162,6 +166,64 @@ async fn a_matching_create_claims_a_pooled_box_with_fresh_secrets_and_the_pool_r
     let again = server.client.get_box(&claimed.id, None).await.unwrap();
     assert_eq!(again.state, BoxState::Running);
     assert_eq!(server.client.every_box(true).await.unwrap().len(), 2, "nothing made twice");
+}
+
+holm_testkit::suite!(
+    a_pool_fills_on_each_runtime_and_its_claimed_box_has_fresh_secrets:
+    docker [x11], podman [x11], docker_runsc [x11],
+);
+
+async fn a_pool_fills_on_each_runtime_and_its_claimed_box_has_fresh_secrets(target: Target) {
+    // The target's runtime, with a pool of one box of the default spec.
+    let name = target.runtime_name();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pooled.toml");
+    let text = format!("{}[[runtimes.{name}.pool]]\nsize = 1\n", target.runtimes_file());
+    std::fs::write(&file, text).unwrap();
+    let server = target.server_with(|c| c.config_file = Some(file.clone())).await;
+
+    // The pool fills on this runtime, and agents never see its box.
+    let waiting = one_pooled(&server, None).await;
+    assert_eq!(waiting.runtime, name, "pooled on the target's runtime");
+    assert!(server.client.all_boxes().await.unwrap().is_empty(), "agents see no pooled box");
+    let record = record_of(&server, &waiting.id);
+    let endpoint: Endpoint = serde_json::from_value(record["guest"].clone()).unwrap();
+    let bridge: Endpoint = serde_json::from_value(record["bridge"].clone()).unwrap();
+    let old_secret = record["secret"].as_str().unwrap().to_owned();
+    let old_bridge = record["bridge_secret"].as_str().unwrap().to_owned();
+    let old = BoxClient::at(&endpoint, &old_secret);
+    old.info().await.expect("the pooled secret works before the claim");
+    eventually(Duration::from_secs(120), "the pooled bridge", || async {
+        Some(bridge_status(&bridge, &old_bridge).await).filter(|s| s.is_success())
+    })
+    .await;
+
+    // A matching create on the runtime claims it.
+    let request = target.request(
+        BoxSpec { name: Some("claimed".into()), ..BoxSpec::default() },
+        Placement { expires_after_secs: Some(600), ..Placement::default() },
+    );
+    let claimed = server.client.create_box(&request, Some(60)).await.expect("create");
+    assert_eq!(claimed.id, waiting.id, "the create took the pooled box");
+    assert_eq!(claimed.state, BoxState::Running, "{claimed:?}");
+    assert_eq!(claimed.runtime, name);
+
+    // Nothing issued before the claim works after it; the owner's does.
+    let e = old.info().await.unwrap_err();
+    assert_eq!(e.api().map(|e| e.code), Some(ErrorCode::Unauthorized), "{e}");
+    assert_eq!(bridge_status(&bridge, &old_bridge).await, reqwest::StatusCode::UNAUTHORIZED);
+    let b = server.client.boxed(&claimed.id);
+    let out = b.exec(&["echo", "mine"]).await.expect("exec through the server");
+    assert_eq!(out.stdout.trim(), "mine");
+    let access = b.bridge(None).await.expect("bridge access");
+    let header = access.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    let new_bridge = header.expect("the bridge header").1.trim_start_matches("Bearer ").to_owned();
+    assert!(bridge_status(&bridge, &new_bridge).await.is_success());
+
+    // The pool refills on the same runtime.
+    let refilled = one_pooled(&server, Some(&claimed.id)).await;
+    assert_eq!(refilled.runtime, name);
+    server.client.remove_box(&claimed.id).await.expect("remove");
 }
 
 #[tokio::test]

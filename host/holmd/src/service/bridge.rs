@@ -15,8 +15,10 @@ impl Service {
     /// Gives the box's bridge its secret: the record's, or a new one when
     /// `rotate` is set or the record has none. The record keeps the secret
     /// even when the guest does not take it: the next bridge request sets
-    /// it again.
-    pub(super) async fn arm_bridge(&self, entry: &Entry, guest: &BoxClient, rotate: bool) {
+    /// it again. Answers whether the guest has it now (or the box has no
+    /// bridge): a claim from a warm pool that cannot end the pooled
+    /// bridge's tickets goes cold instead.
+    pub(super) async fn arm_bridge(&self, entry: &Entry, guest: &BoxClient, rotate: bool) -> bool {
         let r = entry.record();
         let secret = match r.bridge_secret.filter(|_| !rotate) {
             Some(s) => s,
@@ -27,15 +29,20 @@ impl Service {
             }
         };
         if r.spec.browser == Some(false) || entry.record().bridge.is_none() {
-            return;
+            return true;
         }
         match tokio::time::timeout(Duration::from_secs(5), guest.set_bridge_secret(&secret)).await {
-            Ok(Ok(())) => tracing::debug!(box_id = %r.id, "the bridge has its secret"),
+            Ok(Ok(())) => {
+                tracing::debug!(box_id = %r.id, "the bridge has its secret");
+                true
+            }
             Ok(Err(e)) => {
                 tracing::warn!(box_id = %r.id, error = %e, "cannot set the bridge's secret");
+                false
             }
             Err(_) => {
                 tracing::warn!(box_id = %r.id, "the guest did not take the bridge's secret in time");
+                false
             }
         }
     }

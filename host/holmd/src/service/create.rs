@@ -52,7 +52,7 @@ pub(super) enum OnTimeout {
 /// Refuses a box on a runtime that cannot run one now (its engine is down;
 /// a hypervisor that cannot boot a guest), before anything is recorded or
 /// made, with the runtime's own reason.
-async fn answers(plan: &Planned) -> Result<(), Error> {
+pub(super) async fn answers(plan: &Planned) -> Result<(), Error> {
     plan.offered.runtime.ping().await.map_err(|e| {
         super::errors::runtime_error(e).with_hint(format!(
             "`holm runtime get {}` (GET /v1/runtimes/{}) says what it can do; pick another runtime",
@@ -74,8 +74,12 @@ impl Service {
     ) -> Result<(Arc<Entry>, bool), Error> {
         let fingerprint = fingerprint("POST /v1/boxes", &request);
         let plan = self.plan(request.spec, request.placement)?;
-        answers(&plan).await?;
+        // A claim asks no engine: its guest answering the new secret shows
+        // the box runs (a claim that fails asks before it goes cold).
         let taken = self.take_pooled(&plan);
+        if taken.is_none() {
+            answers(&plan).await?;
+        }
         self.create_from_pool(taken, plan, idempotency_key, fingerprint).await
     }
 
@@ -427,6 +431,9 @@ impl Service {
                     r.screens = screens;
                     r.guest_proto = Some(health.proto);
                 }) {
+                    if r.pool.is_some() {
+                        self.pools.keep_client(&r.id, guest);
+                    }
                     self.save(entry).await;
                     tracing::info!(box_id = %r.id, state = ?step.to, "box is ready");
                 }

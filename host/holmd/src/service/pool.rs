@@ -14,14 +14,20 @@
 //! the new one's digest). With a server key, both secrets are derived from
 //! it: the pooled one from the id and a `pooled` context, the claimed one
 //! exactly as a cold box's, so a server that loses its records can take a
-//! claimed box back. Then a new bridge
-//! secret (which restarts the bridge, ending every ticket and connection),
-//! then the create's spec, labels, placement and lifetime, counted from the
-//! claim. Its id stays the one it was made with (its machine is labelled
+//! claimed box back. Then, at once: a new bridge secret (which restarts the
+//! bridge, ending every ticket and connection; a guest that does not take
+//! it sends the create to a cold box), a new viewer key, and the record's
+//! write with the create's spec, labels, placement and lifetime, counted
+//! from the claim. The create is answered once all three are done. The
+//! guest calls go over the client that saw the pooled box's desktop come
+//! up, kept while it waits ([`Pools`]), so a claim makes no HTTP client
+//! and finds a connection to the guest open; and it asks the engine
+//! nothing. Its id stays the one it was made with (its machine is labelled
 //! with it); nobody saw it before the claim. The pool refills in the
 //! background, within the server's box limit (`HOLM_MAX_BOXES`, lowered by
 //! the runtimes file's `max_boxes`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -69,22 +75,44 @@ pub(super) fn pool_key(runtime: &str, r: &Resolved) -> String {
     )
 }
 
-/// The warm pools' own state: whether a refill runs. The pooled boxes
-/// themselves are boxes like any other (in the boxes' map, marked by
-/// their record's `pool`), and the pools wanted are the runtimes'.
+/// The warm pools' own state: whether a refill runs, and each waiting
+/// box's guest client. The pooled boxes themselves are boxes like any
+/// other (in the boxes' map, marked by their record's `pool`), and the
+/// pools wanted are the runtimes'.
 ///
-/// Holds one lock, `refilling`, tried (never waited for) at the start of a
-/// refill and held across its awaits, so refills run one at a time.
+/// Holds two locks: `refilling`, tried (never waited for) at the start of a
+/// refill and held across its awaits, so refills run one at a time; and
+/// `clients`, a plain mutex held for one map operation, never across an
+/// await.
 #[derive(Debug, Default)]
 pub(super) struct Pools {
     /// Held while the warm pools are refilled.
     refilling: tokio::sync::Mutex<()>,
+    /// Each waiting box's guest client, with the pooled secret: the one
+    /// that saw its desktop come up, so its HTTP client is made and a
+    /// connection to its guest open before a claim needs them.
+    clients: std::sync::Mutex<HashMap<String, BoxClient>>,
 }
 
 impl Pools {
     /// The turn to refill the pools, unless a refill runs.
     fn refill_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         self.refilling.try_lock().ok()
+    }
+
+    /// Keeps box `id`'s guest client while it waits in its pool.
+    pub(super) fn keep_client(&self, id: &str, client: BoxClient) {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_owned(), client);
+    }
+
+    /// Box `id`'s guest client, taken out for its claim.
+    fn take_client(&self, id: &str) -> Option<BoxClient> {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+    }
+
+    /// Drops the clients of boxes no longer waiting (`waiting` says).
+    fn forget_clients(&self, waiting: impl Fn(&str) -> bool) {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner()).retain(|id, _| waiting(id));
     }
 }
 
@@ -143,6 +171,10 @@ impl Service {
                         None => self.discard(entry).await,
                     }
                 }
+                // The create asked the engine only when it took no box.
+                if taken_ref.is_some() {
+                    super::create::answers(&plan).await?;
+                }
                 self.insert_new(id, plan).await
             })
             .await;
@@ -154,8 +186,13 @@ impl Service {
     }
 
     /// Gives a taken box its owner's secrets, spec and lifetime, and marks
-    /// it running. `None`: its guest did not take the new secret, and a cold
-    /// box should be made instead.
+    /// it running. `None`: its guest did not take the new box or bridge
+    /// secret, and a cold box should be made instead.
+    ///
+    /// Two rounds to the guest: the new box secret (asked with the pooled
+    /// one, which the guest refuses from then on), then, at once and with
+    /// the new secret, the new bridge secret, the new viewer key and the
+    /// record's write. The answer waits for all of them.
     async fn claim(
         self: &Arc<Self>,
         entry: &Arc<Entry>,
@@ -166,7 +203,8 @@ impl Service {
         // The secret a cold box of this id gets; the guest keeps only its
         // digest, and the server can work it out again from its key.
         let secret = self.new_box_secret(&r.id);
-        let old = BoxClient::at(&endpoint, &r.secret);
+        let old =
+            self.pools.take_client(&r.id).unwrap_or_else(|| BoxClient::at(&endpoint, &r.secret));
         match tokio::time::timeout(CLAIM_TIMEOUT, old.set_box_secret(&secret)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -178,11 +216,18 @@ impl Service {
                 return None;
             }
         }
-        entry.update(|r| r.secret.clone_from(&secret));
-        // A new bridge secret ends every ticket and bridge connection.
-        self.arm_bridge(entry, &BoxClient::at(&endpoint, &secret), true).await;
+        // The same connection, with the new secret.
+        let guest = old.with_secret(&secret);
         let now = self.clock.now_secs();
+        // A new owner: a new bridge secret (its setting ends every ticket
+        // and bridge connection) and a new viewer key (no grant made while
+        // it waited opens it), and the claimed spec's name as the viewers'
+        // title; its lifetime counts from the claim.
         let claimed = entry.transition(Move::READY, |r| {
+            r.secret.clone_from(&secret);
+            r.bridge_secret = Some(holm::ids::new_secret());
+            r.viewer_key = Some(holm_http::viewer_token::new_key());
+            r.viewer_grants.clear();
             r.pool = None;
             r.reason = None;
             r.spec = plan.spec.clone();
@@ -195,18 +240,25 @@ impl Service {
         if !claimed {
             return None;
         }
-        // A new owner: a new viewer key (no grant made while it waited
-        // opens it), and the claimed spec's name as the viewers' title.
-        self.arm_viewers(entry, &BoxClient::at(&endpoint, &secret), true).await;
         // Written before it is answered: an answered box is never lost.
         let record = entry.record();
-        let written = {
+        let write = async {
             let _one_writer = entry.write.lock().await;
             self.store.put_box(&record).await
         };
+        let (bridged, (), written) = tokio::join!(
+            self.arm_bridge(entry, &guest, false),
+            self.arm_viewers(entry, &guest, false),
+            write,
+        );
+        if !bridged {
+            // Its pooled bridge's tickets may still work: never answered.
+            return None;
+        }
         if let Err(e) = written {
             return Some(Err(store_error(&e).into()));
         }
+        entry.was_written(record.rev);
         tracing::info!(box_id = %record.id, "claimed a pooled box");
         Some(Ok(Arc::clone(entry)))
     }
@@ -242,6 +294,9 @@ impl Service {
             return;
         }
         let Some(_one) = self.pools.refill_turn() else { return };
+        self.pools.forget_clients(|id| {
+            self.boxes.get(id).is_some_and(|e| e.record().state == BoxState::Pooled)
+        });
         for (name, offered) in self.runtimes.host() {
             for pool in &offered.pools {
                 let Ok(resolved) = offered.resolve(&pool.spec, &Placement::default()) else {
