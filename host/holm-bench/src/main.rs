@@ -405,7 +405,8 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let loads = vec![("warm pool".to_owned(), report::load_average())];
         let run = async {
             runtimes::prepare(&candidates, &progress).await?;
-            pooled::run(&server, &request, &candidates, config.cold_starts, &progress).await
+            pooled::run(&server, &request, &candidates, config.cold_starts, config.quick, &progress)
+                .await
         };
         let result = tokio::select! {
             r = run => r,
@@ -658,7 +659,9 @@ async fn phases(
         runtimes::run(server, request, candidates, config.cold_starts, idle, &progress).await?;
 
     phase("warm pool");
-    let warm_pool = pooled::run(server, request, candidates, config.cold_starts, &progress).await?;
+    let warm_pool =
+        pooled::run(server, request, candidates, config.cold_starts, config.quick, &progress)
+            .await?;
 
     phase("latency");
     let (latency, x11_memory, viewer) =

@@ -58,19 +58,27 @@ impl Pooled {
 }
 
 /// Runs `n` turns of a pooled and a cold create of `request` on Docker,
-/// then on each of `candidates` that can be measured. Docker's row comes
-/// first; a failure on Docker ends the run, one on another runtime is
-/// written in its row.
+/// then on each of `candidates` that can be measured (with `docker_only`,
+/// `--quick`'s smoke run, each is a row saying it was not measured: the
+/// e2e suite's `starts.rs` checks a pool on every runtime, and the test
+/// command's time stays within its budget). Docker's row comes first; a
+/// failure on Docker ends the run, one on another runtime is written in
+/// its row.
 pub async fn run(
     server: &Server,
     request: &CreateBox,
     candidates: &[Candidate],
     n: usize,
+    docker_only: bool,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<Pooled>> {
     let mut rows = vec![run_on(server, request, "docker", &[], "", n, progress).await?];
     for c in candidates {
-        if let Some(why) = &c.skipped {
+        let why = c
+            .skipped
+            .clone()
+            .or_else(|| docker_only.then(|| "--quick measures Docker's warm pool only".to_owned()));
+        if let Some(why) = &why {
             progress(&format!("warm pool on {}: not measured: {why}", c.name));
             rows.push(Pooled::skipped(&c.name, why.clone()));
             continue;
