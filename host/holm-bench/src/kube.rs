@@ -119,16 +119,9 @@ async fn wait_for_pools(
 /// The report of a `--kubernetes` run, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct KubeReport {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine, and what else it ran.
-    pub machine: crate::report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// The box image.
     pub image: String,
     /// The rows.
@@ -168,11 +161,7 @@ pub async fn bench(
     drop(server);
     machine.finish(docker.docker()).await;
     let report = KubeReport {
-        holm_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: humantime::format_rfc3339_seconds(started).to_string(),
-        took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-        command: crate::command_line(),
-        machine,
+        run: crate::run_header(started, t0, machine),
         image,
         kubernetes: result?,
         boxes,

@@ -220,16 +220,9 @@ impl Config {
 /// The whole report, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct Report {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine, and what else it ran.
-    pub machine: report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// What the run did.
     pub config: Config,
     /// The box image.
@@ -345,15 +338,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         server.remove_all().await;
         machine.finish(docker.docker()).await;
-        let report = ScaleReport {
-            holm_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            command: command_line(),
-            machine,
-            image,
-            scale: result?,
-        };
+        let report = ScaleReport { run: run_header(started, t0, machine), image, scale: result? };
         return finish(&report, &args.out, json, || scale::print(&report));
     }
     if args.recording {
@@ -366,14 +351,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         server.remove_all().await;
         machine.finish(docker.docker()).await;
-        let report = RecordingReport {
-            holm_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            command: command_line(),
-            machine,
-            recording: result?,
-        };
+        let report = RecordingReport { run: run_header(started, t0, machine), recording: result? };
         return finish(&report, &args.out, json, || recording::print(&report.recording));
     }
     if args.runtimes.is_some() {
@@ -389,11 +367,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         machine.finish(docker.docker()).await;
         let (docker_cold, columns) = result?;
         let report = runtimes::Report {
-            holm_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            command: command_line(),
-            machine,
+            run: run_header(started, t0, machine),
             image,
             docker: docker_cold,
             runtimes: columns,
@@ -419,11 +393,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         machine.finish(docker.docker()).await;
         let warm_pool = result?;
         let report = pooled::PoolReport {
-            holm_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            command: command_line(),
-            machine,
+            run: run_header(started, t0, machine),
             image,
             targets: report::pool_targets(&warm_pool),
             warm_pool,
@@ -447,11 +417,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         machine.finish(docker.docker()).await;
         let (latency, ..) = result?;
         let report = LatencyReport {
-            holm_version: env!("CARGO_PKG_VERSION").into(),
-            started_at: humantime::format_rfc3339_seconds(started).to_string(),
-            took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-            command: command_line(),
-            machine,
+            run: run_header(started, t0, machine),
             image,
             targets: speed::targets(&latency, None),
             latency,
@@ -498,11 +464,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     targets.extend(report::pool_targets(&warm_pool));
     targets.extend(speed::targets(&latency, Some(&concurrency)));
     let report = Report {
-        holm_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: humantime::format_rfc3339_seconds(started).to_string(),
-        took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-        command: command_line(),
-        machine,
+        run: run_header(started, t0, machine),
         config,
         image,
         latency,
@@ -523,16 +485,9 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
 /// The `--scale` run's report, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct ScaleReport {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine.
-    pub machine: report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// The box image.
     pub image: String,
     /// What grows with the number of boxes.
@@ -542,16 +497,9 @@ pub struct ScaleReport {
 /// The `--latency` run's report, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct LatencyReport {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine.
-    pub machine: report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// The box image.
     pub image: String,
     /// Latency, holm against its baselines.
@@ -563,16 +511,9 @@ pub struct LatencyReport {
 /// The `--recording` run's report, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct RecordingReport {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine.
-    pub machine: report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// What recording costs a box, on each profile.
     pub recording: Vec<recording::Row>,
 }
@@ -776,6 +717,22 @@ async fn new_box(server: &server::Server, request: &CreateBox) -> anyhow::Result
         anyhow::bail!("box {} is {:?}: {}", info.id, info.state, info.reason.unwrap_or_default());
     }
     Ok(info.id)
+}
+
+/// What a report opens with, once the run that began at `started` (`t0`)
+/// is over: the version, the times, the command and the machine.
+pub(crate) fn run_header(
+    started: std::time::SystemTime,
+    t0: std::time::Instant,
+    machine: report::Machine,
+) -> report::Run {
+    report::Run {
+        holm_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        took_secs: (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        command: command_line(),
+        machine,
+    }
 }
 
 fn command_line() -> String {

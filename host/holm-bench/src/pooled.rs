@@ -196,16 +196,9 @@ pub fn print(rows: &[Pooled]) {
 /// The report of a `--pool` run, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct PoolReport {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine, and what else it ran.
-    pub machine: crate::report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// The box image.
     pub image: String,
     /// One row per runtime, Docker's first.

@@ -10,6 +10,21 @@ use super::stats::Samples;
 use super::{Config, Report, WaylandReport};
 use crate::output;
 
+/// What every report opens with.
+#[derive(Debug, Serialize)]
+pub struct Run {
+    /// The holm version.
+    pub holm_version: String,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// How long it took, seconds.
+    pub took_secs: f64,
+    /// The command that repeats it.
+    pub command: String,
+    /// The machine, and what else it ran.
+    pub machine: Machine,
+}
+
 /// The machine the run was on, and what else it was running.
 #[derive(Debug, Clone, Serialize)]
 pub struct Machine {
@@ -399,11 +414,11 @@ pub(crate) fn cell(v: Option<f64>) -> String {
 
 /// Prints the report as Markdown tables.
 pub fn print(r: &Report) {
-    let m = &r.machine;
+    let (run, m) = (&r.run, &r.run.machine);
     output::line(&format!(
         "holm {} bench, {} ({} CPUs, {}, {} GiB; {}; kernel {}; Docker {}, cgroup v{})",
-        r.holm_version,
-        r.started_at,
+        run.holm_version,
+        run.started_at,
         m.cpus,
         m.cpu_model.as_deref().unwrap_or("?"),
         m.memory_gib.map_or_else(|| "?".into(), |v| v.to_string()),
@@ -427,7 +442,7 @@ pub fn print(r: &Report) {
         m.other_holm_boxes_at_start.map_or_else(|| "?".into(), |v| v.to_string()),
         m.other_containers_at_end.map_or_else(|| "?".into(), |v| v.to_string()),
     ));
-    output::line(&format!("command: {}; took {:.0} s\n", r.command, r.took_secs));
+    output::line(&format!("command: {}; took {:.0} s\n", run.command, run.took_secs));
 
     print_rows(&r.latency);
     let over: Vec<String> = r

@@ -239,16 +239,9 @@ pub async fn run(
 /// The `--runtimes` run's report, as written to `--out`.
 #[derive(Debug, Serialize)]
 pub struct Report {
-    /// The holm version.
-    pub holm_version: String,
-    /// When the run started (RFC 3339).
-    pub started_at: String,
-    /// How long it took, seconds.
-    pub took_secs: f64,
-    /// The command that repeats it.
-    pub command: String,
-    /// The machine.
-    pub machine: super::report::Machine,
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
     /// The box image (on Docker).
     pub image: String,
     /// Docker's cold start in the same run, the columns' baseline.

@@ -152,19 +152,19 @@ async fn screenshots(server: &Server, ids: &[String], duration: Duration) -> (Sa
 /// Prints the scale report as a table.
 pub fn print(r: &super::ScaleReport) {
     use holm_cli::output::line;
-    let m = &r.machine;
+    let (run, m) = (&r.run, &r.run.machine);
     let load = |l: Option<[f64; 3]>| {
         l.map_or_else(|| "?".into(), |l| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]))
     };
     line(&format!(
         "holm {} bench --scale, {} ({} CPUs, {} GiB); load average {} at the start, {} at the end; took {:.0} s",
-        r.holm_version,
-        r.started_at,
+        run.holm_version,
+        run.started_at,
         m.cpus,
         m.memory_gib.map_or_else(|| "?".into(), |v| v.to_string()),
         load(m.load_at_start),
         load(m.load_at_end),
-        r.took_secs,
+        run.took_secs,
     ));
     let s = &r.scale;
     line(&format!(
