@@ -6,6 +6,7 @@
 //! domain ([`service`]) knows nothing of HTTP, and reads time through a
 //! [`clock`].
 
+pub mod allocator;
 pub mod api;
 pub mod clock;
 pub mod config;

@@ -21,14 +21,20 @@ pub mod redact;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use holm_proto::host::Trace;
 use holm_proto::timeline::StepKind;
 
-/// The most bytes of images waiting for the store; beyond, the oldest are
-/// dropped (with a warning) rather than growing without bound.
-const MAX_PENDING_BYTES: usize = 256 << 20;
+/// The most bytes of images waiting for the store, for the whole server;
+/// beyond, the oldest are dropped (with one warning per write) rather than
+/// held. About a second of the fastest screenshot loop (a thousand 1280x800
+/// PNGs of ~30 KiB): the queue is written each second, so a store slower
+/// than the screenshots drops images at any bound, and a larger one only
+/// holds more memory first (256 MiB was most of holmd's memory after a
+/// screenshot burst; docs/design/server.md, "holmd's memory").
+const MAX_PENDING_BYTES: usize = 32 << 20;
 
 /// An image waiting for the store.
 #[derive(Debug)]
@@ -46,6 +52,8 @@ pub struct Pending {
 #[derive(Debug, Default)]
 pub struct Shots {
     pending: Mutex<VecDeque<Pending>>,
+    /// Images dropped from `pending` since the last take.
+    dropped: AtomicUsize,
     awaiting: Mutex<HashMap<String, String>>,
     /// Per box, its kept images (id, bytes), oldest first; loaded from the
     /// store the first time the box keeps one after a start.
@@ -60,13 +68,20 @@ impl Shots {
         let mut total: usize = pending.iter().map(|p| p.image.len()).sum();
         while total > MAX_PENDING_BYTES {
             let Some(old) = pending.pop_front() else { break };
-            tracing::warn!("the store has not taken screenshots for a while; dropping the oldest");
+            self.dropped.fetch_add(1, Ordering::Relaxed);
             total -= old.image.len();
         }
     }
 
-    /// Takes the queue.
+    /// Takes the queue (and warns once if images were dropped from it).
     pub fn take(&self) -> Vec<Pending> {
+        let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "the store has not taken screenshots as fast as they came; dropped the oldest"
+            );
+        }
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect()
     }
 
@@ -141,6 +156,7 @@ mod tests {
         for id in ["1", "2", "3"] {
             s.queue(Pending { box_id: "box_a".into(), id: id.into(), image: big.clone() });
         }
+        assert_eq!(s.dropped.load(Ordering::Relaxed), 2, "counted for the one warning");
         let ids: Vec<String> = s.take().into_iter().map(|p| p.id).collect();
         assert_eq!(ids, ["3"]);
     }
