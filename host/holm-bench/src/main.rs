@@ -73,10 +73,19 @@ struct Cli {
     args: BenchArgs,
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    // The holmd this runs in process gets holmd's allocator settings,
+    // before any thread starts.
+    holmd::allocator::tune();
     let cli = Cli::parse();
-    match run(cli.args, cli.json).await {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            output::error(&anyhow::anyhow!("start the runtime: {e}"), cli.json);
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(cli.args, cli.json)) {
         Ok(code) => code,
         Err(e) => {
             output::error(&e, cli.json);
@@ -120,11 +129,14 @@ pub struct BenchArgs {
     /// Seconds each viewer bandwidth row (idle, busy screen) is measured.
     #[arg(long)]
     viewer_secs: Option<u64>,
-    /// Measure only what grows with the number of boxes: 1, 5, 10 and 20
-    /// boxes (1 and 2 with `--quick`), each started at once (see
-    /// `scale.rs`). Writes its own report to `--out`.
+    /// Measure only what grows with the number of boxes: 1, 10, 30 and 60
+    /// boxes (1 and 2 with `--quick`; `--scale-counts`), each count started
+    /// at once (see `scale.rs`). Writes its own report to `--out`.
     #[arg(long)]
     scale: bool,
+    /// The counts `--scale` measures, comma-separated, in order.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', requires = "scale")]
+    scale_counts: Option<Vec<usize>>,
     /// Measure only the X11 latency box (screenshots, clicks, typing,
     /// act-then-see, the busy screen, holmd's overhead) and the targets
     /// they decide: a few minutes, for working on one of those figures.
@@ -329,7 +341,11 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     if args.scale {
         let request = bench_request(&run_id, Profile::X11);
         let (counts, secs): (&[usize], u64) =
-            if args.quick { (&[1, 2], 2) } else { (&[1, 5, 10, 20], 10) };
+            if args.quick { (&[1, 2], 2) } else { (&[1, 10, 30, 60], 10) };
+        let counts = args.scale_counts.as_deref().unwrap_or(counts);
+        if counts.is_empty() || counts.contains(&0) {
+            anyhow::bail!("--scale-counts: give one or more counts of boxes, each at least 1");
+        }
         let idle = Duration::from_secs(config.idle_secs);
         let run = scale::run(&server, docker.docker(), &request, counts, (idle, secs), &progress);
         let result = tokio::select! {

@@ -1,7 +1,16 @@
-//! `holm bench --scale`: what grows as boxes are added. For 1, 5, 10 and 20
-//! boxes started at once: the time until all are usable, each box's memory,
-//! holmd's own memory and CPU (this process: the bench runs holmd in
-//! process) per box, and screenshot latency with one client per box.
+//! `holm bench --scale`: what grows as boxes are added. For 1, 10, 30 and 60
+//! boxes (`--scale-counts`) started at once: the time until all are usable,
+//! each box's memory, holmd's own memory and CPU (this process: the bench
+//! runs holmd in process) per box, and screenshot latency with one client
+//! per box.
+//!
+//! This process's resident memory is holmd's and the bench's together. The
+//! bench holds little of its own: the clients that started the boxes are
+//! done, and the screenshot clients (one connection pool per box) are
+//! dropped before the second reading. So the figure is read twice: after
+//! the boxes idled (holmd with its boxes, before any screenshot), and after
+//! the screenshot burst with the bench's clients gone (what the burst left
+//! behind: buffers still held, or kept by the allocator).
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -23,10 +32,18 @@ pub struct Step {
     /// Each box's memory as `docker stats` shows it after `--idle` seconds,
     /// averaged, MiB.
     pub memory_per_box_mib: f64,
-    /// holmd's resident memory with these boxes, MiB.
+    /// The largest box's memory, read with the others, MiB.
+    pub memory_max_box_mib: f64,
+    /// This process's resident memory once these boxes idled, before any
+    /// screenshot, MiB.
     pub holmd_rss_mib: f64,
-    /// holmd's resident memory above its own with no box, per box, MiB.
+    /// That above the process's own with no box, per box, MiB.
     pub holmd_rss_per_box_mib: f64,
+    /// This process's resident memory after the screenshot burst, its
+    /// clients dropped, the boxes still running, MiB.
+    pub holmd_rss_after_shots_mib: f64,
+    /// That above the process's own with no box, per box, MiB.
+    pub holmd_rss_after_shots_per_box_mib: f64,
     /// holmd's CPU while every box served one screenshot client, percent of
     /// one CPU, per box.
     pub holmd_cpu_per_box_pct: f64,
@@ -41,6 +58,8 @@ pub struct Step {
 pub struct Scale {
     /// holmd's resident memory before any box, MiB.
     pub holmd_rss_idle_mib: f64,
+    /// The counts, in the order run.
+    pub counts: Vec<usize>,
     /// Seconds each count's screenshot clients ran.
     pub screenshot_secs: u64,
     /// Each count.
@@ -84,41 +103,65 @@ pub async fn run(
     let idle_rss = rss_mib();
     let mut steps = Vec::new();
     for &n in counts {
-        progress(&format!("scale: starting {n} boxes at once"));
         let before = server.every_box().len();
-        let t = Instant::now();
-        let starts = (0..n).map(|_| super::new_box(server, request));
-        let ids = match futures_util::future::try_join_all(starts).await {
-            Ok(ids) => ids,
-            Err(e) => {
-                server.remove_since(before).await;
-                return Err(e.context(format!("start {n} boxes at once")));
-            }
-        };
-        let all_usable = t.elapsed().as_secs_f64();
-        tokio::time::sleep(idle).await;
-        let mut memory = 0.0;
-        for id in &ids {
-            memory += super::memory::sample(docker, id).await?.docker_stats_mib;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let per = |v: f64| (v / n as f64 * 10.0).round() / 10.0;
-        let rss = rss_mib();
-        progress(&format!("scale: {n} boxes, one screenshot client each for {secs} s"));
-        let (shots, errors, cpu) = screenshots(server, &ids, Duration::from_secs(secs)).await;
-        steps.push(Step {
-            boxes: n,
-            all_usable_secs: (all_usable * 100.0).round() / 100.0,
-            memory_per_box_mib: per(memory),
-            holmd_rss_mib: rss,
-            holmd_rss_per_box_mib: per(rss - idle_rss),
-            holmd_cpu_per_box_pct: per(cpu * 100.0),
-            screenshot: shots.summary(),
-            errors,
-        });
+        let step = one_count(server, docker, request, n, (idle, secs), idle_rss, progress).await;
         server.remove_since(before).await;
+        steps.push(step?);
     }
-    Ok(Scale { holmd_rss_idle_mib: idle_rss, screenshot_secs: secs, steps })
+    Ok(Scale {
+        holmd_rss_idle_mib: idle_rss,
+        counts: counts.to_vec(),
+        screenshot_secs: secs,
+        steps,
+    })
+}
+
+/// Starts `n` boxes at once, lets them idle, reads their memory and this
+/// process's, then runs the screenshot clients. The caller removes the
+/// boxes.
+async fn one_count(
+    server: &Server,
+    docker: &bollard::Docker,
+    request: &CreateBox,
+    n: usize,
+    (idle, secs): (Duration, u64),
+    idle_rss: f64,
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Step> {
+    progress(&format!("scale: starting {n} boxes at once"));
+    let t = Instant::now();
+    let starts = (0..n).map(|_| super::new_box(server, request));
+    let ids = futures_util::future::try_join_all(starts)
+        .await
+        .map_err(|e| e.context(format!("start {n} boxes at once")))?;
+    let all_usable = t.elapsed().as_secs_f64();
+    progress(&format!("scale: {n} boxes usable in {all_usable:.1} s; idling {} s", idle.as_secs()));
+    tokio::time::sleep(idle).await;
+    let (mut memory, mut largest) = (0.0, 0.0_f64);
+    for id in &ids {
+        let m = super::memory::sample(docker, id).await?.docker_stats_mib;
+        memory += m;
+        largest = largest.max(m);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let per = |v: f64| (v / n as f64 * 100.0).round() / 100.0;
+    let rss = rss_mib();
+    progress(&format!("scale: {n} boxes, one screenshot client each for {secs} s"));
+    let (shots, errors, cpu) = screenshots(server, &ids, Duration::from_secs(secs)).await;
+    let after = rss_mib();
+    Ok(Step {
+        boxes: n,
+        all_usable_secs: (all_usable * 100.0).round() / 100.0,
+        memory_per_box_mib: (per(memory) * 10.0).round() / 10.0,
+        memory_max_box_mib: largest,
+        holmd_rss_mib: rss,
+        holmd_rss_per_box_mib: per(rss - idle_rss),
+        holmd_rss_after_shots_mib: after,
+        holmd_rss_after_shots_per_box_mib: per(after - idle_rss),
+        holmd_cpu_per_box_pct: per(cpu * 100.0),
+        screenshot: shots.summary(),
+        errors,
+    })
 }
 
 /// One client per box takes PNG screenshots through holmd for `duration`;
@@ -168,22 +211,25 @@ pub fn print(r: &super::ScaleReport) {
     ));
     let s = &r.scale;
     line(&format!(
-        "\nholmd idle: {} MiB resident; one screenshot client per box for {} s\n",
+        "\nholmd with no box: {} MiB resident (this process: holmd and the bench); one PNG screenshot client per box for {} s\n",
         s.holmd_rss_idle_mib, s.screenshot_secs
     ));
     line(
-        "| boxes | all usable s | MiB per box | holmd MiB | holmd MiB per box | holmd CPU % per box | screenshot p50 ms | p99 ms | errors |",
+        "| boxes | all usable s | MiB per box | max MiB | holmd MiB idle | per box | holmd MiB after shots | per box | holmd CPU % per box | screenshot p50 ms | p99 ms | errors |",
     );
-    line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let cell = |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{v:.2}"));
     for st in &s.steps {
         line(&format!(
-            "| {} | {:.2} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {} | {:.2} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.2} | {} | {} | {} |",
             st.boxes,
             st.all_usable_secs,
             st.memory_per_box_mib,
+            st.memory_max_box_mib,
             st.holmd_rss_mib,
             st.holmd_rss_per_box_mib,
+            st.holmd_rss_after_shots_mib,
+            st.holmd_rss_after_shots_per_box_mib,
             st.holmd_cpu_per_box_pct,
             cell(st.screenshot.p50_ms),
             cell(st.screenshot.p99_ms),
