@@ -30,6 +30,7 @@
 mod busy;
 mod chromium;
 mod cold;
+mod cpu;
 mod exec;
 #[cfg(feature = "kubernetes")]
 mod kube;
@@ -240,8 +241,10 @@ pub struct Report {
     pub runtimes: Vec<runtimes::Column>,
     /// Idle boxes' memory.
     pub memory: report::Memory,
-    /// Concurrency.
+    /// Concurrency, on unchanged screens.
     pub concurrency: load::Concurrency,
+    /// Concurrency on the same boxes, every click changing the screen.
+    pub concurrency_changing: load::Concurrency,
     /// The Wayland box, measured in the same run.
     pub wayland: WaylandReport,
     /// What recording costs a box, on each profile.
@@ -419,7 +422,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let report = LatencyReport {
             run: run_header(started, t0, machine),
             image,
-            targets: speed::targets(&latency, None),
+            targets: speed::targets(&latency, &[]),
             latency,
         };
         return finish(&report, &args.out, json, || {
@@ -446,7 +449,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         warm_pool,
         runtimes: runtime_columns,
         memory,
-        concurrency,
+        concurrency: [concurrency, concurrency_changing],
         wayland,
         recording,
     } = result?;
@@ -462,7 +465,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     let mut targets = report::targets(&config, &latency, &cold_start, &memory, &concurrency);
     targets.extend(report::wayland_targets(&cold_start, &memory, &wayland));
     targets.extend(report::pool_targets(&warm_pool));
-    targets.extend(speed::targets(&latency, Some(&concurrency)));
+    targets.extend(speed::targets(&latency, &[&concurrency, &concurrency_changing]));
     let report = Report {
         run: run_header(started, t0, machine),
         config,
@@ -474,6 +477,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         runtimes: runtime_columns,
         memory,
         concurrency,
+        concurrency_changing,
         wayland,
         recording,
         targets,
@@ -570,7 +574,8 @@ struct Measured {
     /// Each other runtime's cold start and idle memory.
     runtimes: Vec<runtimes::Column>,
     memory: report::Memory,
-    concurrency: load::Concurrency,
+    /// On unchanged screens, then on changing ones.
+    concurrency: [load::Concurrency; 2],
     /// The Wayland box: latency, cold start, idle memory.
     wayland: (Vec<latency::Row>, cold::ColdStart, report::Memory),
     /// What recording costs a box.
@@ -627,14 +632,7 @@ async fn phases(
     for id in &ids {
         samples.push(memory::sample(docker, id).await?);
     }
-    progress(&format!(
-        "concurrency: {} boxes × {} clients for {} s",
-        config.boxes, config.clients_per_box, config.duration_secs
-    ));
-    let mut concurrency =
-        load::run(server, &ids, config.clients_per_box, Duration::from_secs(config.duration_secs))
-            .await;
-    concurrency.boxes_started_in_secs = (started_in * 10.0).round() / 10.0;
+    let concurrency = load::both(server, &ids, config, started_in, &progress).await?;
     Ok(Measured {
         latency,
         viewer,
