@@ -378,12 +378,13 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         return finish(&report, &args.out, json, || runtimes::print(&report));
     }
     if args.pool {
-        let request = bench_request(&run_id, Profile::X11);
+        let requests =
+            [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
         let loads = vec![("warm pool".to_owned(), report::load_average())];
         let run = async {
             runtimes::prepare(&candidates, &progress).await?;
-            pooled::run(&server, &request, &candidates, config.cold_starts, config.quick, &progress)
-                .await
+            let (n, quick) = (config.cold_starts, config.quick);
+            pooled::run(&server, &requests, &candidates, n, quick, &progress).await
         };
         let result = tokio::select! {
             r = run => r,
@@ -606,7 +607,7 @@ async fn phases(
 
     phase("warm pool");
     let warm_pool =
-        pooled::run(server, request, candidates, config.cold_starts, config.quick, &progress)
+        pooled::run(server, requests, candidates, config.cold_starts, config.quick, &progress)
             .await?;
 
     phase("latency");

@@ -336,13 +336,24 @@ pub fn pool_targets(rows: &[super::pooled::Pooled]) -> Vec<Target> {
             measured.clone(),
             w.pooled.p50_ms.zip(w.ratio_p50).map(|(p, r)| p <= 100.0 && r >= 10.0),
         ),
-        target(
-            "warm_pool_claim_p50",
-            "a warm pool claim through holmd p50 ≤ 10 ms",
-            measured,
-            w.pooled.p50_ms.map(|p| p <= 10.0),
-        ),
+        claim_target(rows),
     ]
+}
+
+/// A claim through holmd at most 10 ms p50 on every row measured (each
+/// runtime, and Docker's Wayland pool).
+fn claim_target(rows: &[super::pooled::Pooled]) -> Target {
+    let measured: Vec<_> = rows.iter().filter(|r| r.skipped.is_none()).collect();
+    let each: Vec<String> =
+        measured.iter().map(|r| format!("{} {}", r.runtime, ms(r.pooled.p50_ms))).collect();
+    let met =
+        measured.iter().map(|r| r.pooled.p50_ms.map(|p| p <= 10.0)).collect::<Option<Vec<_>>>();
+    target(
+        "warm_pool_claim_p50",
+        "a warm pool claim through holmd p50 ≤ 10 ms, on each runtime measured",
+        each.join(", "),
+        met.map(|v| v.iter().all(|m| *m)),
+    )
 }
 
 /// Checks the Wayland targets: its own figures, and its cold start and

@@ -49,7 +49,7 @@ const WAYLAND_ROWS: [&str; 6] = [
 const WAYLAND_STAGES: [&str; 6] =
     ["container", "guest", "sway", "chromium", "chromium_window", "running"];
 
-const TARGETS: [&str; 27] = [
+const TARGETS: [&str; 28] = [
     "screenshot_png_p50",
     "screenshot_png_vs_xwd_convert",
     "click_p50",
@@ -133,7 +133,7 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     let pools = report["warm_pool"].as_array().expect("warm pool rows");
     assert_eq!(pools[0]["runtime"], "docker", "{pools:?}");
     assert_eq!(pools[0]["pooled"]["n"].as_u64(), Some(starts), "{pools:?}");
-    for runtime in ["podman", "docker-runsc", "podman-runsc"] {
+    for runtime in ["docker (wayland)", "podman", "docker-runsc", "podman-runsc"] {
         let row = pools.iter().find(|r| r["runtime"] == runtime);
         let row = row.unwrap_or_else(|| panic!("no warm pool row for {runtime}: {pools:?}"));
         assert!(row["skipped"].is_string(), "{row}");
