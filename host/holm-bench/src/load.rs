@@ -1,5 +1,9 @@
 //! Concurrency: K boxes, M clients on each, every client looping a
-//! screenshot and a click through holmd for T seconds.
+//! screenshot and a click through holmd for T seconds: once on Chromium's
+//! blank page, where a click changes nothing and the guest answers most
+//! screenshots from its kept encoding, and once on a page that changes at
+//! every click, so each screenshot is encoded anew. Each run says where the
+//! machine's CPU went, by program.
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -10,9 +14,30 @@ use serde::Serialize;
 use super::server::Server;
 use super::stats::{Samples, Summary};
 
+/// What the clients click on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Screens {
+    /// Chromium's blank page: a click changes nothing on screen.
+    Unchanged,
+    /// [`CHANGING_PAGE`]: every click changes the page's colour and its
+    /// count, so a screenshot after it finds a new screen.
+    Changing,
+}
+
+/// A page whose every press changes its background's hue and a large
+/// count: the screen after a click is not the one before it.
+const CHANGING_PAGE: &str = "data:text/html,<!doctype html><title>holm bench: changing</title>\
+    <body style='margin:0;height:100vh;font:bold 160px sans-serif'><div id=n>0</div><script>\
+    let n=0;const c=['%23fdd','%23dfd','%23ddf','%23ffd','%23dff'];\
+    addEventListener('mousedown',()=>{n++;document.getElementById('n').textContent=n;\
+    document.body.style.background=c[n%255]})</script>";
+
 /// What the load run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Concurrency {
+    /// What the clients clicked on.
+    pub screens: Screens,
     /// K: boxes.
     pub boxes: usize,
     /// How long starting the K boxes at once took, seconds (until the last
@@ -40,6 +65,8 @@ pub struct Concurrency {
     pub click: Summary,
     /// Both.
     pub all: Summary,
+    /// Where the machine's CPU went while the clients ran, by program.
+    pub cpu_by_program: Vec<super::cpu::ProgramCpu>,
 }
 
 #[derive(Default)]
@@ -63,13 +90,26 @@ impl Tally {
     }
 }
 
-/// Runs `clients` clients on each of `boxes` for `duration`.
+/// Shows [`CHANGING_PAGE`] on each box's Chromium.
+async fn show_changing_page(server: &Server, boxes: &[String]) -> anyhow::Result<()> {
+    for id in boxes {
+        server.through_holmd(id).navigate(CHANGING_PAGE).await?;
+    }
+    Ok(())
+}
+
+/// Runs `clients` clients on each of `boxes` for `duration`, on `screens`.
 pub async fn run(
     server: &Server,
     boxes: &[String],
     clients: usize,
     duration: Duration,
-) -> Concurrency {
+    screens: Screens,
+) -> anyhow::Result<Concurrency> {
+    if screens == Screens::Changing {
+        show_changing_page(server, boxes).await?;
+    }
+    let cpu = super::cpu::snapshot();
     let tally = RefCell::new(Tally::default());
     let start = Instant::now();
     let deadline = start + duration;
@@ -115,11 +155,13 @@ pub async fn run(
         });
     futures_util::future::join_all(workers).await;
     let elapsed = start.elapsed().as_secs_f64();
+    let cpu_by_program = super::cpu::since(&cpu);
     let tally = tally.into_inner();
     let ops = tally.all.len();
     #[allow(clippy::cast_precision_loss)]
     let throughput = (ops as f64 / elapsed * 10.0).round() / 10.0;
-    Concurrency {
+    Ok(Concurrency {
+        screens,
         boxes: boxes.len(),
         boxes_started_in_secs: 0.0,
         clients_per_box: clients,
@@ -132,5 +174,32 @@ pub async fn run(
         screenshot: tally.shot.summary(),
         click: tally.click.summary(),
         all: tally.all.summary(),
+        cpu_by_program,
+    })
+}
+
+/// Both runs on the same `boxes` (started at once in `started_in`
+/// seconds): unchanged screens, then changing ones.
+pub async fn both(
+    server: &Server,
+    boxes: &[String],
+    config: &super::Config,
+    started_in: f64,
+    progress: &impl Fn(&str),
+) -> anyhow::Result<[Concurrency; 2]> {
+    let duration = Duration::from_secs(config.duration_secs);
+    let mut out = Vec::new();
+    for screens in [Screens::Unchanged, Screens::Changing] {
+        progress(&format!(
+            "concurrency: {} boxes × {} clients for {} s, {screens:?} screens",
+            boxes.len(),
+            config.clients_per_box,
+            config.duration_secs
+        ));
+        let mut c = run(server, boxes, config.clients_per_box, duration, screens).await?;
+        c.boxes_started_in_secs = (started_in * 10.0).round() / 10.0;
+        out.push(c);
     }
+    let [a, b]: [Concurrency; 2] = out.try_into().map_err(|_| anyhow::anyhow!("two runs"))?;
+    Ok([a, b])
 }

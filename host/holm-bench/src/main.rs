@@ -30,6 +30,7 @@
 mod busy;
 mod chromium;
 mod cold;
+mod cpu;
 mod exec;
 #[cfg(feature = "kubernetes")]
 mod kube;
@@ -252,8 +253,10 @@ pub struct Report {
     pub runtimes: Vec<runtimes::Column>,
     /// Idle boxes' memory.
     pub memory: report::Memory,
-    /// Concurrency.
+    /// Concurrency, on unchanged screens.
     pub concurrency: load::Concurrency,
+    /// Concurrency on the same boxes, every click changing the screen.
+    pub concurrency_changing: load::Concurrency,
     /// The Wayland box, measured in the same run.
     pub wayland: WaylandReport,
     /// What recording costs a box, on each profile.
@@ -391,12 +394,13 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         return finish(&report, &args.out, json, || runtimes::print(&report));
     }
     if args.pool {
-        let request = bench_request(&run_id, Profile::X11);
+        let requests =
+            [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
         let loads = vec![("warm pool".to_owned(), report::load_average())];
         let run = async {
             runtimes::prepare(&candidates, &progress).await?;
-            pooled::run(&server, &request, &candidates, config.cold_starts, config.quick, &progress)
-                .await
+            let (n, quick) = (config.cold_starts, config.quick);
+            pooled::run(&server, &requests, &candidates, n, quick, &progress).await
         };
         let result = tokio::select! {
             r = run => r,
@@ -435,7 +439,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let report = LatencyReport {
             run: run_header(started, t0, machine),
             image,
-            targets: speed::targets(&latency, None),
+            targets: speed::targets(&latency, &[]),
             latency,
         };
         return finish(&report, &args.out, json, || {
@@ -462,7 +466,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         warm_pool,
         runtimes: runtime_columns,
         memory,
-        concurrency,
+        concurrency: [concurrency, concurrency_changing],
         wayland,
         recording,
     } = result?;
@@ -478,7 +482,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     let mut targets = report::targets(&config, &latency, &cold_start, &memory, &concurrency);
     targets.extend(report::wayland_targets(&cold_start, &memory, &wayland));
     targets.extend(report::pool_targets(&warm_pool));
-    targets.extend(speed::targets(&latency, Some(&concurrency)));
+    targets.extend(speed::targets(&latency, &[&concurrency, &concurrency_changing]));
     let report = Report {
         run: run_header(started, t0, machine),
         config,
@@ -490,6 +494,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         runtimes: runtime_columns,
         memory,
         concurrency,
+        concurrency_changing,
         wayland,
         recording,
         targets,
@@ -586,7 +591,8 @@ struct Measured {
     /// Each other runtime's cold start and idle memory.
     runtimes: Vec<runtimes::Column>,
     memory: report::Memory,
-    concurrency: load::Concurrency,
+    /// On unchanged screens, then on changing ones.
+    concurrency: [load::Concurrency; 2],
     /// The Wayland box: latency, cold start, idle memory.
     wayland: (Vec<latency::Row>, cold::ColdStart, report::Memory),
     /// What recording costs a box.
@@ -617,7 +623,7 @@ async fn phases(
 
     phase("warm pool");
     let warm_pool =
-        pooled::run(server, request, candidates, config.cold_starts, config.quick, &progress)
+        pooled::run(server, requests, candidates, config.cold_starts, config.quick, &progress)
             .await?;
 
     phase("latency");
@@ -643,14 +649,7 @@ async fn phases(
     for id in &ids {
         samples.push(memory::sample(docker, id).await?);
     }
-    progress(&format!(
-        "concurrency: {} boxes × {} clients for {} s",
-        config.boxes, config.clients_per_box, config.duration_secs
-    ));
-    let mut concurrency =
-        load::run(server, &ids, config.clients_per_box, Duration::from_secs(config.duration_secs))
-            .await;
-    concurrency.boxes_started_in_secs = (started_in * 10.0).round() / 10.0;
+    let concurrency = load::both(server, &ids, config, started_in, &progress).await?;
     Ok(Measured {
         latency,
         viewer,

@@ -13,6 +13,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use holm_proto::guest::Profile;
 use holm_proto::host::{BoxState, CreateBox, Placement};
 use serde::Serialize;
 
@@ -21,9 +22,10 @@ use super::server::Server;
 use super::stats::{Samples, Summary};
 
 /// The pool runtime `name`'s second holmd keeps: one box of the default
-/// spec (X11, one screen, Chromium), which the X11 request matches.
-pub fn pool_section(name: &str) -> String {
-    format!("[[runtimes.{name}.pool]]\nsize = 1\n")
+/// spec (one screen, Chromium) on `display`, which that display's request
+/// matches.
+pub fn pool_section(name: &str, display: Profile) -> String {
+    format!("[[runtimes.{name}.pool]]\nsize = 1\ndisplay = \"{display}\"\n")
 }
 
 /// Pooled against cold, on one runtime.
@@ -57,22 +59,39 @@ impl Pooled {
     }
 }
 
-/// Runs `n` turns of a pooled and a cold create of `request` on Docker,
-/// then on each of `candidates` that can be measured (with `docker_only`,
-/// `--quick`'s smoke run, each is a row saying it was not measured: the
-/// e2e suite's `starts.rs` checks a pool on every runtime, and the test
-/// command's time stays within its budget). Docker's row comes first; a
-/// failure on Docker ends the run, one on another runtime is written in
-/// its row.
+/// Runs `n` turns of a pooled and a cold create of the X11 request on
+/// Docker, then of the Wayland request on Docker, then of the X11 request
+/// on each of `candidates` that can be measured (with `docker_only`,
+/// `--quick`'s smoke run, each but Docker's X11 row is a row saying it was
+/// not measured: the e2e suite's `starts.rs` checks a pool on every
+/// runtime, and the test command's time stays within its budget). Docker's
+/// X11 row comes first; a failure there ends the run, one on another row
+/// is written in its row.
 pub async fn run(
     server: &Server,
-    request: &CreateBox,
+    [request, wayland]: &[CreateBox; 2],
     candidates: &[Candidate],
     n: usize,
     docker_only: bool,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<Pooled>> {
-    let mut rows = vec![run_on(server, request, "docker", &[], "", n, progress).await?];
+    let x11 = Profile::X11;
+    let mut rows = vec![run_on(server, request, ("docker", x11), &[], "", n, progress).await?];
+    let label = "docker (wayland)";
+    if docker_only {
+        rows.push(Pooled::skipped(label, "--quick measures Docker's X11 pool only".into()));
+    } else {
+        let before = server.every_box().len();
+        let on = ("docker", Profile::Wayland);
+        match run_on(server, wayland, on, &[], "", n, progress).await {
+            Ok(row) => rows.push(Pooled { runtime: label.to_owned(), ..row }),
+            Err(e) => {
+                progress(&format!("warm pool on {label}: not measured: {e:#}"));
+                server.remove_since(before).await;
+                rows.push(Pooled::skipped(label, format!("{e:#}")));
+            }
+        }
+    }
     for c in candidates {
         let why = c
             .skipped
@@ -85,7 +104,7 @@ pub async fn run(
         }
         let (section, more) = (c.runtime_section(), [c.name.clone()]);
         let before = server.every_box().len();
-        match run_on(server, request, &c.name, &more, &section, n, progress).await {
+        match run_on(server, request, (&c.name, x11), &more, &section, n, progress).await {
             Ok(row) => rows.push(row),
             Err(e) => {
                 let why = format!("{e:#}");
@@ -98,18 +117,19 @@ pub async fn run(
     Ok(rows)
 }
 
-/// `n` turns on runtime `name`, which a holmd offers with `more` and the
-/// runtimes file `section` (empty for Docker, offered by default).
+/// `n` turns on runtime `name` with a pool of `display` boxes, which a
+/// holmd offers with `more` and the runtimes file `section` (empty for
+/// Docker, offered by default).
 async fn run_on(
     server: &Server,
     request: &CreateBox,
-    name: &str,
+    (name, display): (&str, Profile),
     more: &[String],
     section: &str,
     n: usize,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Pooled> {
-    let file = format!("{section}{}", pool_section(name));
+    let file = format!("{section}{}", pool_section(name, display));
     let pool = Server::start(more, &file)?;
     let on = CreateBox {
         placement: Placement { runtime: Some(name.to_owned()), ..request.placement.clone() },
