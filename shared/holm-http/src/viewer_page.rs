@@ -200,17 +200,6 @@ mod tests {
     }
 
     #[test]
-    fn the_page_preloads_every_module_its_script_imports() {
-        for (path, mime, _) in ASSETS {
-            if *mime != JS || *path == "assets/app.js" {
-                continue;
-            }
-            let link = format!("<link rel=\"modulepreload\" href=\"../{path}\">");
-            assert!(PAGE.contains(&link), "the page does not preload {path}");
-        }
-    }
-
-    #[test]
     fn responses_carry_their_policies() {
         let p = page_response();
         assert_eq!(p.headers()[header::CONTENT_SECURITY_POLICY], PAGE_CSP);
