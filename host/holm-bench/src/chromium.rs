@@ -24,6 +24,27 @@ pub fn path() -> std::path::PathBuf {
 const HEAR_FIRST_FRAME: &str = "window.addEventListener('holm-first-frame', \
      () => { window.__holmFirstFrame = performance.now(); }, { once: true });";
 
+/// The page's stages, as `[name, ms]` pairs (see [`Chromium::stages`]).
+const STAGES: &str = r"(() => {
+  const out = [];
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (nav) out.push(['page answered', nav.responseEnd]);
+  const res = performance.getEntriesByType('resource');
+  const js = res.filter((e) => e.name.endsWith('.js') || e.name.endsWith('.css'));
+  if (js.length) {
+    out.push(['scripts and style loaded', Math.max(...js.map((e) => e.responseEnd))]);
+    out.push(['files loaded (count)', js.length]);
+    out.push(['files fetched, not cached (count)', js.filter((e) => e.transferSize > 0).length]);
+  }
+  const s = res.find((e) => e.name.endsWith('/session'));
+  if (s) { out.push(['session asked', s.startTime]); out.push(['session answered', s.responseEnd]); }
+  for (const m of ['holm-rfb-open', 'holm-rfb-connected']) {
+    const e = performance.getEntriesByName(m)[0];
+    if (e) out.push([m, e.startTime]);
+  }
+  return out;
+})()";
+
 /// One headless Chromium and one page in it.
 pub struct Chromium {
     child: tokio::process::Child,
@@ -128,6 +149,20 @@ impl Chromium {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    /// Where the last [`Chromium::first_frame`]'s time went, from the page's
+    /// own clock (ms since navigation began): the page's answer, its
+    /// scripts (how many were fetched, not taken from the cache), the
+    /// session call, and the marks live.js sets when it opens the stream
+    /// and when the stream is connected (ServerInit read).
+    pub async fn stages(&mut self) -> anyhow::Result<Vec<(String, f64)>> {
+        let r = self
+            .call("Runtime.evaluate", json!({"expression": STAGES, "returnByValue": true}))
+            .await?;
+        let v = &r["result"]["value"];
+        let Some(o) = v.as_array() else { return Ok(Vec::new()) };
+        Ok(o.iter().filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_f64()?))).collect())
     }
 
     /// Closes the browser.

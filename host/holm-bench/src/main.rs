@@ -144,10 +144,16 @@ pub struct BenchArgs {
     /// Writes its own report to `--out`.
     #[arg(long, conflicts_with = "scale")]
     latency: bool,
+    /// Measure only the viewer rows on an X11 box (first frame in Chromium
+    /// and with the bench's RFB client, input to frame, bandwidth): a minute
+    /// or two, for working on the live view. Writes its own report to
+    /// `--out`.
+    #[arg(long, conflicts_with_all = ["scale", "latency"])]
+    viewers: bool,
     /// Measure only the cost of recording: an idle box recording against
     /// one that is not, on X11 and on Wayland. Writes its own report to
     /// `--out`.
-    #[arg(long, conflicts_with_all = ["scale", "latency"])]
+    #[arg(long, conflicts_with_all = ["scale", "latency", "viewers"])]
     recording: bool,
     /// Measure only a box on the Kubernetes cluster this kubeconfig
     /// reaches: a claim from an agent-sandbox warm pool against a cold pod,
@@ -446,6 +452,27 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
             report::print_rows(&report.latency);
             report::print_targets(&report.targets);
         });
+    }
+    if args.viewers {
+        let request = bench_request(&run_id, Profile::X11);
+        let loads = vec![("viewers".to_owned(), report::load_average())];
+        let run = async {
+            progress("viewers: starting an X11 box");
+            let id = new_box(&server, &request).await?;
+            let through = server.through_holmd(&id);
+            let (n, secs) = (config.viewer_samples, config.viewer_secs);
+            viewer::run(&server, &id, &through, n, secs, &progress).await
+        };
+        let result = tokio::select! {
+            r = run => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        };
+        server.remove_all().await;
+        machine.load_by_phase = loads;
+        machine.finish(docker.docker()).await;
+        let report =
+            viewer::ViewersOnly { run: run_header(started, t0, machine), image, viewer: result? };
+        return finish(&report, &args.out, json, || viewer::print(&report.viewer));
     }
     let requests = [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
 

@@ -38,6 +38,10 @@ pub struct Rfb {
     pub fb: Vec<u8>,
     /// Whether an update request is waiting for its answer.
     pending: bool,
+    /// From the open until the WebSocket upgrade was answered.
+    pub upgraded_in: Duration,
+    /// From the open until the server's ServerInit was read.
+    pub init_in: Duration,
 }
 
 /// A viewer page URL's stream and token: `(ws://.../rfb, token)`.
@@ -51,6 +55,7 @@ pub fn stream_of(page_url: &str) -> (String, Option<String>) {
 /// Opens the stream of viewer page `page_url` with the URL's token and does
 /// the handshake, asking for `encoding` only.
 pub async fn open(page_url: &str, encoding: i32) -> anyhow::Result<Rfb> {
+    let t = Instant::now();
     let (url, token) = stream_of(page_url);
     let mut req = url.as_str().into_client_request().context("the viewer's stream URL")?;
     let mut protocols = vec![holm_proto::viewer::RFB_PROTOCOL.to_owned()];
@@ -70,8 +75,10 @@ pub async fn open(page_url: &str, encoding: i32) -> anyhow::Result<Rfb> {
         bytes_in: 0,
         fb: Vec::new(),
         pending: false,
+        upgraded_in: t.elapsed(),
+        init_in: Duration::ZERO,
     };
-    rfb.handshake(encoding).await?;
+    rfb.handshake(encoding, t).await?;
     Ok(rfb)
 }
 
@@ -103,7 +110,7 @@ impl Rfb {
         self.ws.send(Message::binary(bytes)).await.context("write to the viewer's stream")
     }
 
-    async fn handshake(&mut self, encoding: i32) -> anyhow::Result<()> {
+    async fn handshake(&mut self, encoding: i32, t: Instant) -> anyhow::Result<()> {
         let version = self.take(12).await?;
         if !version.starts_with(b"RFB 003.") {
             bail!("not an RFB server: {version:?}");
@@ -124,6 +131,7 @@ impl Rfb {
         self.height = u16::from_be_bytes([init[2], init[3]]);
         let name_len = u32::from_be_bytes([init[20], init[21], init[22], init[23]]) as usize;
         self.take(name_len).await?;
+        self.init_in = t.elapsed();
         self.fb = vec![0; usize::from(self.width) * usize::from(self.height) * 4];
         // 32 bits a pixel, little-endian true colour (red at 16, green 8, blue 0).
         self.send(vec![0, 0, 0, 0, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0])

@@ -147,6 +147,15 @@ impl Server {
         Some(BoxClient::at(record.guest.as_ref()?, &record.secret))
     }
 
+    /// Viewer URL `view` (holmd's) of box `id`, straight to the guest's
+    /// viewer port instead: the same screen, mode and token.
+    pub fn straight_viewer(&self, id: &str, view: &str) -> Option<String> {
+        let record = self.service.get(id).ok()?.record();
+        let port = record.viewer.as_ref()?.url().trim_end_matches('/').to_owned();
+        let place = view.split_once("/viewer/")?.1;
+        Some(format!("{port}/{place}"))
+    }
+
     /// Where box `id` is: its state, and whether its guest URL is known.
     pub fn state(&self, id: &str) -> Option<(holm_proto::host::BoxState, bool)> {
         let record = self.service.get(id).ok()?.record();

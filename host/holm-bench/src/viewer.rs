@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::chromium::{self, Chromium};
 use super::latency::{PNG, Pair, Row, holm_first, shot};
 use super::rfb::{self, Rfb};
+use super::stats::Samples;
 
 /// The viewer figures.
 #[derive(Debug, Clone, Serialize)]
@@ -27,6 +28,62 @@ pub struct ViewerReport {
     pub skipped: Vec<Skipped>,
     /// The stream's bytes on an idle and a busy screen, against screenshots.
     pub bandwidth: Vec<Bandwidth>,
+    /// Where a first frame's time goes: the p50 moment each stage ended.
+    pub stages: Vec<Stage>,
+}
+
+/// When one stage of a first frame ended (p50 over the runs), in ms since
+/// the row's start (navigation, or the stream's open).
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage {
+    /// The row (and path) it belongs to.
+    pub row: String,
+    /// What had happened by then.
+    pub stage: String,
+    /// Its p50, ms.
+    pub p50_ms: Option<f64>,
+    /// Runs.
+    pub n: usize,
+}
+
+/// Each stage's samples, in order, for one row.
+#[derive(Default)]
+struct Stages(Vec<(String, Samples)>);
+
+impl Stages {
+    fn push(&mut self, stage: &str, ms: f64) {
+        match self.0.iter_mut().find(|(s, _)| s == stage) {
+            Some((_, samples)) => samples.push_ms(ms),
+            None => {
+                let mut samples = Samples::default();
+                samples.push_ms(ms);
+                self.0.push((stage.to_owned(), samples));
+            }
+        }
+    }
+
+    fn report(self, row: &str, out: &mut Vec<Stage>) {
+        for (stage, samples) in self.0 {
+            out.push(Stage {
+                row: row.to_owned(),
+                stage,
+                p50_ms: samples.median().map(super::stats::round),
+                n: samples.len(),
+            });
+        }
+    }
+}
+
+/// The `--viewers` run's report, as written to `--out`.
+#[derive(Debug, Serialize)]
+pub struct ViewersOnly {
+    /// The version, when it ran, how long, the command and the machine.
+    #[serde(flatten)]
+    pub run: crate::report::Run,
+    /// The box image.
+    pub image: String,
+    /// The viewer rows.
+    pub viewer: ViewerReport,
 }
 
 /// A row not measured.
@@ -61,6 +118,11 @@ pub struct Bandwidth {
     pub ratio: Option<f64>,
 }
 
+/// The pause before each first frame: a person does not open a viewer again
+/// within a second, and the guest makes its spare connection to the VNC
+/// server a moment after each stream opens (its `viewer::spare`).
+const BETWEEN: Duration = Duration::from_secs(1);
+
 /// The echoing terminal the input rows type into.
 const ECHO: &str = "holm-bench-echo";
 
@@ -78,11 +140,13 @@ pub async fn run(
     let view = urls.view_url.clone();
     let mut latency = Vec::new();
     let mut skipped = Vec::new();
+    let mut stages = Vec::new();
 
     progress("viewer: first frame in Chromium");
     let chromium_id = "viewer_first_frame_chromium_vs_screenshot";
     if chromium::path().exists() {
-        latency.push(first_frame_chromium(chromium_id, through, &view, samples).await?);
+        latency
+            .push(first_frame_chromium(chromium_id, through, &view, samples, &mut stages).await?);
     } else {
         skipped.push(Skipped {
             id: chromium_id.into(),
@@ -90,7 +154,9 @@ pub async fn run(
         });
     }
     progress("viewer: first frame with the bench's RFB client");
-    latency.push(first_frame_rfb(through, &view, samples).await?);
+    latency.push(first_frame_rfb(through, &view, samples, &mut stages).await?);
+    let straight = server.straight_viewer(id, &view).context("the box has no viewer port")?;
+    latency.push(first_frame_holmd_vs_guest(&view, &straight, samples, &mut stages).await?);
 
     progress("viewer: input to frame");
     latency.push(input_to_frame(through, &view, samples).await?);
@@ -111,7 +177,7 @@ pub async fn run(
     .await;
     through.signal(&busy, "KILL").await.context("stop the busy terminal")?;
     rows.push(measured?);
-    Ok(ViewerReport { samples, latency, skipped, bandwidth: rows })
+    Ok(ViewerReport { samples, latency, skipped, bandwidth: rows, stages })
 }
 
 async fn first_frame_chromium(
@@ -119,8 +185,10 @@ async fn first_frame_chromium(
     through: &BoxClient,
     view: &str,
     samples: usize,
+    out: &mut Vec<Stage>,
 ) -> anyhow::Result<Row> {
     let mut chromium = Chromium::launch().await?;
+    let mut stages = Stages::default();
     let mut pair = Pair::new(
         id,
         "open a viewer URL until its first frame is drawn",
@@ -128,9 +196,12 @@ async fn first_frame_chromium(
         "holmd GET screenshot (PNG)",
     );
     let measured = async {
-        // Warm-up: the browser's caches, as a person's second visit.
-        chromium.first_frame(view).await?;
+        // Warm-up: the browser's caches, as a person's second visit. It is
+        // the box's first viewer: its VNC server starts now.
+        let first = chromium.first_frame(view).await?;
+        stages.push("the box's first viewer (warm-up, VNC server started on demand)", first);
         for i in 0..samples {
+            tokio::time::sleep(BETWEEN).await;
             let (h, b) = if holm_first(i) {
                 let h = chromium.first_frame(view).await?;
                 (h, shot(through, PNG).await?)
@@ -139,40 +210,96 @@ async fn first_frame_chromium(
                 (chromium.first_frame(view).await?, b)
             };
             pair.push(Duration::from_secs_f64(h / 1000.0), b);
+            for (stage, ms) in chromium.stages().await? {
+                stages.push(&stage, ms);
+            }
+            stages.push("first frame drawn", h);
         }
         anyhow::Ok(())
     }
     .await;
     chromium.close().await;
     measured?;
+    stages.report(id, out);
     Ok(pair.row())
 }
 
-async fn rfb_first_frame(view: &str) -> anyhow::Result<Duration> {
+/// One first frame over the stream of `view`: its time, and each stage's
+/// (the upgrade answered, ServerInit read, the full frame) into `stages`.
+async fn rfb_first_frame(view: &str, stages: &mut Stages) -> anyhow::Result<Duration> {
     let t = Instant::now();
     let mut s = rfb::open(view, rfb::ZRLE).await?;
     s.full_frame().await?;
-    Ok(t.elapsed())
+    let took = t.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    stages.push("WebSocket upgrade answered", ms(s.upgraded_in));
+    stages.push("ServerInit read (handshake done)", ms(s.init_in));
+    stages.push("full frame read (ZRLE)", ms(took));
+    Ok(took)
 }
 
-async fn first_frame_rfb(through: &BoxClient, view: &str, samples: usize) -> anyhow::Result<Row> {
+async fn first_frame_rfb(
+    through: &BoxClient,
+    view: &str,
+    samples: usize,
+    out: &mut Vec<Stage>,
+) -> anyhow::Result<Row> {
+    let id = "viewer_first_frame_rfb_vs_screenshot";
     let mut pair = Pair::new(
-        "viewer_first_frame_rfb_vs_screenshot",
+        id,
         "open a viewer's stream until its first full frame",
         "RFB over WebSocket through holmd: connect, handshake, full update (ZRLE)",
         "holmd GET screenshot (PNG)",
     );
-    rfb_first_frame(view).await?;
+    let mut stages = Stages::default();
+    rfb_first_frame(view, &mut Stages::default()).await?;
     for i in 0..samples {
+        tokio::time::sleep(BETWEEN).await;
         let (h, b) = if holm_first(i) {
-            let h = rfb_first_frame(view).await?;
+            let h = rfb_first_frame(view, &mut stages).await?;
             (h, shot(through, PNG).await?)
         } else {
             let b = shot(through, PNG).await?;
-            (rfb_first_frame(view).await?, b)
+            (rfb_first_frame(view, &mut stages).await?, b)
         };
         pair.push(h, b);
     }
+    stages.report(&format!("{id}: through holmd"), out);
+    Ok(pair.row())
+}
+
+/// The stream's first frame through holmd against straight to the guest's
+/// viewer port (`straight`): what holmd's upgrade and forwarding add.
+async fn first_frame_holmd_vs_guest(
+    view: &str,
+    straight: &str,
+    samples: usize,
+    out: &mut Vec<Stage>,
+) -> anyhow::Result<Row> {
+    let id = "viewer_first_frame_rfb_holmd_vs_guest";
+    let mut pair = Pair::new(
+        id,
+        "open a viewer's stream until its first full frame: through holmd against straight to the guest",
+        "through holmd",
+        "straight to the guest's viewer port",
+    );
+    let (mut via, mut guest) = (Stages::default(), Stages::default());
+    rfb_first_frame(straight, &mut Stages::default()).await?;
+    for i in 0..samples {
+        tokio::time::sleep(BETWEEN).await;
+        let (h, b) = if holm_first(i) {
+            let h = rfb_first_frame(view, &mut via).await?;
+            tokio::time::sleep(BETWEEN).await;
+            (h, rfb_first_frame(straight, &mut guest).await?)
+        } else {
+            let b = rfb_first_frame(straight, &mut guest).await?;
+            tokio::time::sleep(BETWEEN).await;
+            (rfb_first_frame(view, &mut via).await?, b)
+        };
+        pair.push(h, b);
+    }
+    via.report(&format!("{id}: through holmd"), out);
+    guest.report(&format!("{id}: straight to the guest"), out);
     Ok(pair.row())
 }
 
@@ -369,6 +496,13 @@ pub fn print(v: &ViewerReport) {
     super::report::print_rows(&v.latency);
     for s in &v.skipped {
         output::line(&format!("  {}: not measured: {}", s.id, s.reason));
+    }
+    output::line("\nwhere a first frame's time goes (p50 ms since the start, each stage's end):\n");
+    output::line("| row | stage | p50 ms | n |");
+    output::line("|---|---|---:|---:|");
+    for s in &v.stages {
+        let p50 = s.p50_ms.map_or_else(|| "-".into(), |p| format!("{p:.2}"));
+        output::line(&format!("| {} | {} | {p50} | {} |", s.row, s.stage, s.n));
     }
     output::line(
         "\n| screen | seconds | frames | stream B/s | screenshots (PNG) at its rate B/s | screenshots / stream |",

@@ -96,12 +96,7 @@ async function control(action) {
   if (live && action === 'take') live.focus();
 }
 
-async function start() {
-  if (!token) {
-    // A box whose policy needs no token still answers.
-  }
-  if (!(await refresh())) return;
-  const viewOnly = !takeover || session.released;
+function open(viewOnly) {
   live = connect($('screen'), streamUrl(base), token, {
     viewOnly,
     onState(state, detail) {
@@ -118,6 +113,16 @@ async function start() {
       document.body.dataset.clipboard = text;
     },
   });
+}
+
+async function start() {
+  // A watch-only page opens its stream while it asks for its session (the
+  // stream is checked on its own, and a refused session stops it); a
+  // takeover page needs the session first: whether control was handed back.
+  const asked = refresh();
+  if (!takeover) open(true);
+  if (!(await asked)) return;
+  if (takeover) open(session.released);
   setInterval(refresh, 3000);
 }
 

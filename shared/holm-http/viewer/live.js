@@ -74,6 +74,7 @@ export function connect(target, url, token, options = {}) {
   function open() {
     clearTimeout(handle.timer);
     onState('connecting');
+    performance.mark('holm-rfb-open');
     const rfb = new RFB(target, url, { shared: true, wsProtocols: protocols(token) });
     handle.rfb = rfb;
     rfb.scaleViewport = true;
@@ -84,6 +85,7 @@ export function connect(target, url, token, options = {}) {
     rfb.background = '#1f2024';
     rfb.addEventListener('connect', () => {
       handle.tries = 0;
+      performance.mark('holm-rfb-connected');
       onState('connected');
       watchFirstFrame(rfb);
     });
