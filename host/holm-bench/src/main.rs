@@ -357,26 +357,16 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         }
         let idle = Duration::from_secs(config.idle_secs);
         let run = scale::run(&server, docker.docker(), &request, counts, (idle, secs), &progress);
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
-        machine.finish(docker.docker()).await;
-        let report = ScaleReport { run: run_header(started, t0, machine), image, scale: result? };
+        let scale = alone(&server, docker.docker(), &mut machine, None, run).await?;
+        let report = ScaleReport { run: run_header(started, t0, machine), image, scale };
         return finish(&report, &args.out, json, || scale::print(&report));
     }
     if args.recording {
         let requests =
             [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
         let run = recording_rows(&server, docker.docker(), &requests, &config);
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
-        machine.finish(docker.docker()).await;
-        let report = RecordingReport { run: run_header(started, t0, machine), recording: result? };
+        let recording = alone(&server, docker.docker(), &mut machine, None, run).await?;
+        let report = RecordingReport { run: run_header(started, t0, machine), recording };
         return finish(&report, &args.out, json, || recording::print(&report.recording));
     }
     if args.runtimes.is_some() {
@@ -384,13 +374,8 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let idle = Duration::from_secs(config.idle_secs);
         let run =
             runtimes::alone(&server, &request, &candidates, config.cold_starts, idle, &progress);
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
-        machine.finish(docker.docker()).await;
-        let (docker_cold, columns) = result?;
+        let (docker_cold, columns) =
+            Box::pin(alone(&server, docker.docker(), &mut machine, None, run)).await?;
         let report = runtimes::Report {
             run: run_header(started, t0, machine),
             image,
@@ -402,22 +387,14 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     if args.pool {
         let requests =
             [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
-        let loads = vec![("warm pool".to_owned(), report::load_average())];
         let run = async {
             runtimes::prepare(&candidates, &progress).await?;
             let (n, quick) = (config.cold_starts, config.quick);
             pooled::run(&server, &requests, &candidates, n, quick, &progress).await
         };
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
+        let phase = Some("warm pool");
+        let warm_pool = alone(&server, docker.docker(), &mut machine, phase, run).await?;
         let boxes = server.every_box();
-        drop(server);
-        machine.load_by_phase = loads;
-        machine.finish(docker.docker()).await;
-        let warm_pool = result?;
         let report = pooled::PoolReport {
             run: run_header(started, t0, machine),
             image,
@@ -432,16 +409,10 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     }
     if args.latency {
         let request = bench_request(&run_id, Profile::X11);
-        let loads = vec![("latency".to_owned(), report::load_average())];
         let run = measure_box(&server, docker.docker(), &request, &config, Profile::X11, false);
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
-        machine.load_by_phase = loads;
-        machine.finish(docker.docker()).await;
-        let (latency, ..) = result?;
+        let phase = Some("latency");
+        let (latency, ..) =
+            Box::pin(alone(&server, docker.docker(), &mut machine, phase, run)).await?;
         let report = LatencyReport {
             run: run_header(started, t0, machine),
             image,
@@ -455,7 +426,6 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     }
     if args.viewers {
         let request = bench_request(&run_id, Profile::X11);
-        let loads = vec![("viewers".to_owned(), report::load_average())];
         let run = async {
             progress("viewers: starting an X11 box");
             let id = new_box(&server, &request).await?;
@@ -463,15 +433,9 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
             let (n, secs) = (config.viewer_samples, config.viewer_secs);
             viewer::run(&server, &id, &through, n, secs, &progress).await
         };
-        let result = tokio::select! {
-            r = run => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
-        };
-        server.remove_all().await;
-        machine.load_by_phase = loads;
-        machine.finish(docker.docker()).await;
-        let report =
-            viewer::ViewersOnly { run: run_header(started, t0, machine), image, viewer: result? };
+        let phase = Some("viewers");
+        let viewer = alone(&server, docker.docker(), &mut machine, phase, run).await?;
+        let report = viewer::ViewersOnly { run: run_header(started, t0, machine), image, viewer };
         return finish(&report, &args.out, json, || viewer::print(&report.viewer));
     }
     let requests = [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
@@ -607,6 +571,29 @@ fn finish<R: Serialize>(
         output::line(&format!("\nThe report is in {}.", out.display()));
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// Runs one measurement alone until it ends (or Ctrl-C), then removes
+/// every box the run made and reads the machine at the end; `phase` names
+/// the load average read at the start.
+async fn alone<T>(
+    server: &server::Server,
+    docker: &bollard::Docker,
+    machine: &mut report::Machine,
+    phase: Option<&str>,
+    run: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    let loads = phase.map(|p| vec![(p.to_owned(), report::load_average())]);
+    let result = tokio::select! {
+        r = run => r,
+        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+    };
+    server.remove_all().await;
+    if let Some(loads) = loads {
+        machine.load_by_phase = loads;
+    }
+    machine.finish(docker).await;
+    result
 }
 
 /// What the phases measured.
