@@ -150,6 +150,12 @@ pub struct BenchArgs {
     /// `--out`.
     #[arg(long, conflicts_with_all = ["scale", "latency"])]
     viewers: bool,
+    /// Measure only the concurrency phase: `--boxes` boxes, `--clients`
+    /// clients on each for `--duration` seconds, on unchanged screens and
+    /// on changing ones, with the CPU by program. Writes its own report to
+    /// `--out`.
+    #[arg(long, conflicts_with_all = ["scale", "latency", "viewers"])]
+    throughput: bool,
     /// Measure only the cost of recording: an idle box recording against
     /// one that is not, on X11 and on Wayland. Writes its own report to
     /// `--out`.
@@ -421,6 +427,35 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         return finish(&report, &args.out, json, || {
             report::print_rows(&report.latency);
+            report::print_targets(&report.targets);
+        });
+    }
+    if args.throughput {
+        let request = bench_request(&run_id, Profile::X11);
+        let run = async {
+            progress(&format!("concurrency: starting {} boxes", config.boxes));
+            let t = std::time::Instant::now();
+            let starts = (0..config.boxes).map(|_| new_box(&server, &request));
+            let ids = futures_util::future::try_join_all(starts).await?;
+            let started_in = t.elapsed().as_secs_f64();
+            tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+            load::both(&server, &ids, &config, started_in, &progress).await
+        };
+        let phase = Some("concurrency");
+        let concurrency =
+            Box::pin(alone(&server, docker.docker(), &mut machine, phase, run)).await?;
+        let refs: Vec<&load::Concurrency> = concurrency.iter().collect();
+        let report = load::ThroughputReport {
+            run: run_header(started, t0, machine),
+            image,
+            targets: speed::targets(&[], &refs)
+                .into_iter()
+                .filter(|t| t.id.starts_with("speed_throughput"))
+                .collect(),
+            concurrency,
+        };
+        return finish(&report, &args.out, json, || {
+            report.concurrency.iter().for_each(report::print_concurrency);
             report::print_targets(&report.targets);
         });
     }

@@ -659,10 +659,16 @@ pub fn print_concurrency(c: &Concurrency) {
         cell(c.all.p50_ms),
         cell(c.all.p99_ms),
     ));
-    output::line(&format!(
-        "\n{} of {} screenshots found the screen as the one before; the guest answered those from its kept encoding.",
-        c.unchanged_screenshots, c.screenshot.n
-    ));
+    output::line(&match c.screens {
+        super::load::Screens::Unchanged => format!(
+            "\n{} of {} screenshots found the screen as the one before; the guest answered those from its kept encoding.",
+            c.unchanged_screenshots, c.screenshot.n
+        ),
+        super::load::Screens::Changing => format!(
+            "\nEvery screenshot was encoded anew (the box's screenshots take turns between two regions); {} of {} showed the same pixels as the box's last one of its region (Chromium had not painted the clicks since).",
+            c.unchanged_screenshots, c.screenshot.n
+        ),
+    });
     let cpu: Vec<String> = c
         .cpu_by_program
         .iter()
