@@ -231,8 +231,11 @@ fn check_viewer(viewer: &serde_json::Value, samples: u64) {
         &std::env::var_os("CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into()),
     )
     .exists();
-    let mut want =
-        vec!["viewer_first_frame_rfb_vs_screenshot", "viewer_input_to_frame_vs_screenshot_poll"];
+    let mut want = vec![
+        "viewer_first_frame_rfb_vs_screenshot",
+        "viewer_first_frame_rfb_holmd_vs_guest",
+        "viewer_input_to_frame_vs_screenshot_poll",
+    ];
     let skipped: Vec<&str> =
         viewer["skipped"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
     if chromium {
