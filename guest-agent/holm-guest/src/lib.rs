@@ -118,7 +118,6 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         vnc_port_base: config.vnc_port_base,
         view_source: view_source(config.profile),
         supervisor: Arc::clone(&supervisor),
-        spares: Arc::default(),
     });
     let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
     let recorder = record::Recorder::new(

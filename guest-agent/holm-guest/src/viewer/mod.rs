@@ -8,8 +8,6 @@
 //!   dropped where the stream is served;
 //! - [`watch`]: reading the VNC server's messages to a watcher, so the box's
 //!   clipboard never reaches a watch-only viewer;
-//! - [`spare`]: a connection to each screen's VNC server opened before a
-//!   viewer needs it (x11vnc takes a new client 0.1-0.3 s late);
 //! - [`server`]: the viewer port (pages, assets, session, the stream).
 //!
 //! holmd sets the key with `PUT /v1/viewers/config` on the guest API once
@@ -17,7 +15,6 @@
 
 pub mod rfb;
 pub mod server;
-pub mod spare;
 pub mod state;
 pub mod watch;
 

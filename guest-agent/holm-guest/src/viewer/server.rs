@@ -52,40 +52,10 @@ pub struct ViewerState {
     pub view_source: std::net::IpAddr,
     /// Starts a screen's VNC server when its first viewer asks.
     pub supervisor: Arc<crate::supervisor::Supervisor>,
-    /// Connections to the VNC servers opened before a viewer needs one.
-    pub spares: Arc<super::spare::Spares>,
-}
-
-impl ViewerState {
-    /// Where screen `screen`'s VNC connections of `mode` come from.
-    fn source(&self, mode: ViewerMode) -> std::net::IpAddr {
-        if mode == ViewerMode::View {
-            self.view_source
-        } else {
-            std::net::Ipv4Addr::LOCALHOST.into()
-        }
-    }
-
-    /// Makes a spare connection for the next viewer of `screen` in `mode`
-    /// (see [`super::spare`]), [`SPARE_AFTER`] from now: x11vnc takes a
-    /// new connection in its one loop, so a spare made at once would hold
-    /// up the handshake of the stream that just opened.
-    fn fill_spare(&self, screen: u8, mode: ViewerMode) {
-        let supervisor = Arc::clone(&self.supervisor);
-        let ready = async move {
-            tokio::time::sleep(SPARE_AFTER).await;
-            supervisor.wait_demanded(screen, VNC_START).await
-        };
-        let port = self.vnc_port_base + u16::from(screen);
-        self.spares.fill(screen, self.source(mode), port, ready);
-    }
 }
 
 /// How long a viewer's stream waits for its screen's VNC server to start.
 const VNC_START: Duration = Duration::from_secs(30);
-
-/// How long after a stream opens the next spare connection is made.
-const SPARE_AFTER: Duration = Duration::from_millis(250);
 
 /// The viewer port's router.
 pub fn router(state: ViewerState) -> Router {
@@ -255,17 +225,28 @@ async fn rfb(
         .or_else(|| bearer(headers).map(str::to_owned));
     let claims = state.viewers.authorize(token.as_deref(), screen, mode)?;
     let port = state.vnc_port_base + u16::from(screen);
-    let source = state.source(mode);
-    let spare = state.spares.take(screen, source);
-    state.fill_spare(screen, mode);
-    let (vnc, banner) = match spare {
-        Some(warm) => (warm.stream, warm.banner.to_vec()),
-        None => (fresh_vnc(&state, screen, source, port).await?, Vec::new()),
+    let source = if mode == ViewerMode::View {
+        state.view_source
+    } else {
+        std::net::Ipv4Addr::LOCALHOST.into()
     };
+    if !state.supervisor.wait_demanded(screen, VNC_START).await {
+        tracing::info!(screen, "the screen's VNC server did not start in time");
+    }
+    let vnc = connect_vnc(source, port).await.map_err(|e| {
+        tracing::info!(screen, error = %e, "the screen's VNC server did not answer");
+        Error::from(
+            ApiError::new(
+                ErrorCode::NotReady,
+                format!("the VNC server of screen {screen} is not answering"),
+            )
+            .with_hint("it may be starting or restarting; GET /health on the guest shows it"),
+        )
+    })?;
     let chosen = [RFB_PROTOCOL, "binary"].into_iter().find(|p| offered.iter().any(|o| o == p));
     let client = hyper::upgrade::on(&mut req);
     let connection = state.viewers.open(claims);
-    tracing::debug!(screen, %mode, grant = %connection.claims.grant, warm = !banner.is_empty(), "viewer connected");
+    tracing::debug!(screen, %mode, grant = %connection.claims.grant, "viewer connected");
     tokio::spawn(async move {
         match client.await {
             Ok(upgraded) => {
@@ -276,7 +257,7 @@ async fn rfb(
                     Some(config),
                 )
                 .await;
-                pump(&state.viewers, connection, ws, (vnc, banner)).await;
+                pump(&state.viewers, connection, ws, vnc).await;
             }
             Err(e) => tracing::debug!(error = %e, "a viewer's upgrade failed"),
         }
@@ -295,27 +276,20 @@ async fn rfb(
     response.body(Body::empty()).map_err(Error::internal)
 }
 
-/// A new connection to screen `screen`'s VNC server (started if it waits
-/// for its first viewer).
-async fn fresh_vnc(
-    state: &ViewerState,
-    screen: u8,
+async fn connect_vnc(
     source: std::net::IpAddr,
     port: u16,
-) -> Result<tokio::net::TcpStream, Error> {
-    if !state.supervisor.wait_demanded(screen, VNC_START).await {
-        tracing::info!(screen, "the screen's VNC server did not start in time");
-    }
-    super::spare::connect(source, port).await.map_err(|e| {
-        tracing::info!(screen, error = %e, "the screen's VNC server did not answer");
-        Error::from(
-            ApiError::new(
-                ErrorCode::NotReady,
-                format!("the VNC server of screen {screen} is not answering"),
-            )
-            .with_hint("it may be starting or restarting; GET /health on the guest shows it"),
-        )
-    })
+) -> std::io::Result<tokio::net::TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind((source, 0).into())?;
+    let stream = tokio::time::timeout(
+        Duration::from_secs(5),
+        socket.connect((std::net::Ipv4Addr::LOCALHOST, port).into()),
+    )
+    .await
+    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
 }
 
 /// Why a connection ended, as its close frame says.
@@ -324,20 +298,18 @@ fn close(code: CloseCode, reason: &str) -> Message {
 }
 
 /// Carries bytes between the viewer's WebSocket and the VNC server, passing
-/// each client message through the RFB reader. `banner` is what a spare
-/// connection already read from the server (its version), sent first.
+/// each client message through the RFB reader.
 async fn pump<S>(
     viewers: &Viewers,
     connection: Connection,
     ws: WebSocketStream<S>,
-    (vnc, banner): (tokio::net::TcpStream, Vec<u8>),
+    vnc: tokio::net::TcpStream,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     use std::sync::atomic::Ordering::Relaxed;
     let (mut sink, mut stream) = ws.split();
-    let (vnc_read, mut vnc_write) = vnc.into_split();
-    let mut vnc_read = std::io::Cursor::new(banner).chain(vnc_read);
+    let (mut vnc_read, mut vnc_write) = vnc.into_split();
     let mut client = ClientStream::new();
     // A watcher gets the server's stream without the box's clipboard.
     let mut watcher = (connection.claims.mode != ViewerMode::Control).then(ServerStream::new);
