@@ -118,6 +118,8 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         vnc_port_base: config.vnc_port_base,
         view_source: view_source(config.profile),
         supervisor: Arc::clone(&supervisor),
+        keeper: (config.profile == holm_proto::guest::Profile::X11)
+            .then(|| viewer::keeper::Keeper::new(screens, viewer::keeper::IDLE)),
     });
     let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
     let recorder = record::Recorder::new(

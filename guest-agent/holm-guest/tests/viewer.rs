@@ -482,6 +482,71 @@ async fn an_agent_asks_for_help_and_waits(p: Profile) {
     assert!(done.get("help").is_none(), "help given is no longer asked for: {done}");
 }
 
+/// Established TCP connections to loopback port `port`, as its server's
+/// side of each shows in `/proc/net/tcp`.
+fn clients_of(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1].ends_with(&local) && f[3] == "01"
+        })
+        .count()
+}
+
+/// On X11 the guest holds one client of its own on a watched screen's
+/// x11vnc (so x11vnc's loop runs and takes the next viewer at once),
+/// through viewers coming and going, never two; and since it tells
+/// x11vnc the client's RFB version before the viewer does, a viewer that
+/// answers with another version is closed with the reason.
+#[tokio::test]
+async fn an_x11_screen_keeps_one_held_vnc_client_and_its_streams_speak_rfb_3_8() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    let (g, key) = guest(Profile::X11, "box_a").await;
+    let port = g.vnc_port_base;
+    let count = |want: usize, what: &'static str| {
+        eventually(Duration::from_secs(20), what, move || async move {
+            (clients_of(port) == want).then_some(())
+        })
+    };
+    for grant in ["vg_000000000001", "vg_000000000002"] {
+        let mut v = open(&g, &key, grant, ViewerMode::View).await;
+        v.frame().await;
+        count(2, "the viewer's and the held client's connections").await;
+        drop(v);
+        count(1, "the held client alone, once the viewer left").await;
+    }
+
+    let mut req = stream_url(&g, 0, ViewerMode::View).into_client_request().unwrap();
+    let t = token(&key, "box_a", "vg_000000000003", 0, ViewerMode::View, 600);
+    let protocols = format!("holm-rfb.v1, holm-token.{t}");
+    req.headers_mut().insert("sec-websocket-protocol", protocols.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.expect("the viewer is let in");
+    let mut got = Vec::new();
+    while got.len() < 12 {
+        match ws.next().await.expect("the server's version").unwrap() {
+            Message::Binary(b) => got.extend_from_slice(&b),
+            other => panic!("{other:?} before the server's version"),
+        }
+    }
+    assert_eq!(&got[..12], b"RFB 003.008\n");
+    ws.send(Message::binary(b"RFB 003.003\n".to_vec())).await.unwrap();
+    let reason = loop {
+        match tokio::time::timeout(Duration::from_secs(20), ws.next()).await.expect("a close") {
+            Some(Ok(Message::Close(c))) => break c.map(|c| c.reason.to_string()),
+            Some(Ok(_)) => {}
+            other => panic!("the stream ended without a close frame: {other:?}"),
+        }
+    };
+    assert!(reason.as_deref().is_some_and(|r| r.contains("RFB 3.8")), "{reason:?}");
+}
+
 profiles!(
     the_stream_shows_the_screen,
     watch_only_sends_nothing_and_a_takeover_holds_the_box,

@@ -84,8 +84,9 @@ pub async fn probe_sandbox(user: &DesktopUser) -> bool {
 pub enum Probe {
     /// The X display accepts a connection.
     XDisplay(String),
-    /// A TCP port on loopback answers with this banner prefix.
-    Tcp { port: u16, banner: &'static [u8] },
+    /// A TCP port on loopback answers with this banner prefix, after the
+    /// probe sent `hello` (which may be empty).
+    Tcp { port: u16, banner: &'static [u8], hello: &'static [u8] },
     /// An HTTP GET on loopback answers 200.
     Http { port: u16, path: &'static str },
     /// A check of the display backend's own (blocking; run off the runtime).
@@ -545,15 +546,15 @@ async fn check_one(probe: &Probe) -> bool {
                 .await
                 .unwrap_or(false)
         }
-        Probe::Tcp { port, banner } => tcp_banner(port, banner).await,
+        Probe::Tcp { port, banner, hello } => tcp_banner(port, banner, hello).await,
         Probe::Http { port, path } => http_ok(port, path).await,
         Probe::Custom(check) => tokio::task::spawn_blocking(move || check()).await.unwrap_or(false),
         Probe::Both(a, b) => check(&a).await && check(&b).await,
     }
 }
 
-async fn tcp_banner(port: u16, banner: &[u8]) -> bool {
-    use tokio::io::AsyncReadExt;
+async fn tcp_banner(port: u16, banner: &[u8], hello: &[u8]) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(Ok(mut stream)) = tokio::time::timeout(
         Duration::from_secs(1),
         tokio::net::TcpStream::connect(("127.0.0.1", port)),
@@ -562,6 +563,9 @@ async fn tcp_banner(port: u16, banner: &[u8]) -> bool {
     else {
         return false;
     };
+    if !hello.is_empty() && stream.write_all(hello).await.is_err() {
+        return false;
+    }
     let mut buf = vec![0u8; banner.len()];
     matches!(
         tokio::time::timeout(Duration::from_secs(1), stream.read_exact(&mut buf)).await,

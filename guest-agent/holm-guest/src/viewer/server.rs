@@ -52,6 +52,9 @@ pub struct ViewerState {
     pub view_source: std::net::IpAddr,
     /// Starts a screen's VNC server when its first viewer asks.
     pub supervisor: Arc<crate::supervisor::Supervisor>,
+    /// On X11 (x11vnc): the held client per watched screen, and every
+    /// stream's connection sends its version at once ([`super::keeper`]).
+    pub keeper: Option<Arc<super::keeper::Keeper>>,
 }
 
 /// How long a viewer's stream waits for its screen's VNC server to start.
@@ -233,7 +236,12 @@ async fn rfb(
     if !state.supervisor.wait_demanded(screen, VNC_START).await {
         tracing::info!(screen, "the screen's VNC server did not start in time");
     }
-    let vnc = connect_vnc(source, port).await.map_err(|e| {
+    let hold = match &state.keeper {
+        Some(keeper) => Some(keeper.hold(screen, state.view_source, port).await),
+        None => None,
+    };
+    let early = hold.is_some();
+    let vnc = connect_vnc(source, port, early).await.map_err(|e| {
         tracing::info!(screen, error = %e, "the screen's VNC server did not answer");
         Error::from(
             ApiError::new(
@@ -257,7 +265,8 @@ async fn rfb(
                     Some(config),
                 )
                 .await;
-                pump(&state.viewers, connection, ws, vnc).await;
+                pump(&state.viewers, connection, ws, (vnc, early)).await;
+                drop(hold);
             }
             Err(e) => tracing::debug!(error = %e, "a viewer's upgrade failed"),
         }
@@ -276,9 +285,12 @@ async fn rfb(
     response.body(Body::empty()).map_err(Error::internal)
 }
 
-async fn connect_vnc(
+/// Connects to a screen's VNC server from `source`; with `early`, sends the
+/// client's version at once ([`super::keeper::VERSION`]).
+pub(super) async fn connect_vnc(
     source: std::net::IpAddr,
     port: u16,
+    early: bool,
 ) -> std::io::Result<tokio::net::TcpStream> {
     let socket = tokio::net::TcpSocket::new_v4()?;
     socket.bind((source, 0).into())?;
@@ -289,6 +301,11 @@ async fn connect_vnc(
     .await
     .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"))??;
     let _ = stream.set_nodelay(true);
+    if early {
+        let mut stream = stream;
+        stream.write_all(super::keeper::VERSION).await?;
+        return Ok(stream);
+    }
     Ok(stream)
 }
 
@@ -298,12 +315,14 @@ fn close(code: CloseCode, reason: &str) -> Message {
 }
 
 /// Carries bytes between the viewer's WebSocket and the VNC server, passing
-/// each client message through the RFB reader.
+/// each client message through the RFB reader. With `early` the guest sent
+/// the client's version when it connected: the viewer's own is checked
+/// against it and not passed on.
 async fn pump<S>(
     viewers: &Viewers,
     connection: Connection,
     ws: WebSocketStream<S>,
-    vnc: tokio::net::TcpStream,
+    (vnc, early): (tokio::net::TcpStream, bool),
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
@@ -313,6 +332,10 @@ async fn pump<S>(
     let mut client = ClientStream::new();
     // A watcher gets the server's stream without the box's clipboard.
     let mut watcher = (connection.claims.mode != ViewerMode::Control).then(ServerStream::new);
+    let mut sent_version = early;
+    if let (true, Some(w)) = (early, watcher.as_mut()) {
+        w.client_sent(super::keeper::VERSION);
+    }
     let mut buf = vec![0u8; 64 * 1024];
     let expires = connection.claims.expires.saturating_sub(holm_http::viewer_token::now_secs());
     let expiry = tokio::time::sleep(Duration::from_secs(expires.min(366 * 86_400)));
@@ -367,6 +390,17 @@ async fn pump<S>(
                     }
                 };
                 let mut out = Vec::with_capacity(data.len());
+                let mut messages = messages.into_iter().peekable();
+                if sent_version && messages.peek().is_some() {
+                    sent_version = false;
+                    let version = messages.next().map(|m| m.bytes).unwrap_or_default();
+                    if version != super::keeper::VERSION {
+                        let why = "this stream speaks RFB 3.8: answer the server's version with it";
+                        tracing::info!(version = %String::from_utf8_lossy(&version), "a viewer's stream was refused");
+                        let _ = sink.send(close(CloseCode::Protocol, why)).await;
+                        break;
+                    }
+                }
                 for m in messages {
                     if m.kind == Kind::Input && !viewers.admit_input(&connection) {
                         counters.dropped.fetch_add(1, Relaxed);

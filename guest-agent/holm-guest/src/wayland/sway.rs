@@ -244,7 +244,7 @@ fn wayvnc(paths: &Paths, screen: u8, port: u16, home: PathBuf) -> ComponentSpec 
             ]);
             cmd
         }),
-        probe: Probe::Tcp { port, banner: b"RFB " },
+        probe: Probe::Tcp { port, banner: b"RFB ", hello: b"" },
         needs_display: true,
         provides: Vec::new(),
         on_demand: false,

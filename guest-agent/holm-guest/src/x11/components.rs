@@ -161,7 +161,10 @@ fn x11vnc(screen: u8, display: &str, port: u16, home: PathBuf) -> ComponentSpec 
                 .args(["-defer", "0", "-wait", "5", "-nonap", "-sb", "0"]);
             cmd
         }),
-        probe: Probe::Tcp { port, banner: b"RFB " },
+        // The version first, as a viewer's connection sends it: x11vnc
+        // waits 100 ms for a client that says nothing
+        // (crate::viewer::keeper).
+        probe: Probe::Tcp { port, banner: b"RFB ", hello: crate::viewer::keeper::VERSION },
         needs_display: true,
         provides: Vec::new(),
         on_demand: false,
