@@ -535,7 +535,10 @@ async fn an_x11_screen_keeps_one_held_vnc_client_and_its_streams_speak_rfb_3_8()
             other => panic!("{other:?} before the server's version"),
         }
     }
-    assert_eq!(&got[..12], b"RFB 003.008\n");
+    // Nothing past the version before the client answers it (noVNC reads
+    // the security types only after its answer), though x11vnc has the
+    // guest's early version and has sent them.
+    assert_eq!(got, b"RFB 003.008\n");
     ws.send(Message::binary(b"RFB 003.003\n".to_vec())).await.unwrap();
     let reason = loop {
         match tokio::time::timeout(Duration::from_secs(20), ws.next()).await.expect("a close") {

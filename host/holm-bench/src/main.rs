@@ -232,16 +232,17 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         return finish(&report, &args.out, json, || recording::print(&report.recording));
     }
     if args.runtimes.is_some() {
-        let request = bench_request(&run_id, Profile::X11);
-        let idle = Duration::from_secs(config.idle_secs);
-        let run =
-            runtimes::alone(&server, &request, &candidates, config.cold_starts, idle, &progress);
-        let (docker_cold, columns) =
+        let requests =
+            [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
+        let how = (config.cold_starts, Duration::from_secs(config.idle_secs), config.quick);
+        let run = runtimes::alone(&server, &requests, &candidates, how, &progress);
+        let (docker_cold, docker_wayland, columns) =
             Box::pin(alone(&server, docker.docker(), &mut machine, None, run)).await?;
         let report = runtimes::Report {
             run: run_header(started, t0, machine),
             image,
             docker: docker_cold,
+            docker_wayland,
             runtimes: columns,
         };
         return finish(&report, &args.out, json, || runtimes::print(&report));
@@ -250,7 +251,7 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let requests =
             [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
         let run = async {
-            runtimes::prepare(&candidates, &progress).await?;
+            runtimes::prepare(&candidates, runtimes::displays(config.quick), &progress).await?;
             let (n, quick) = (config.cold_starts, config.quick);
             pooled::run(&server, &requests, &candidates, n, quick, &progress).await
         };
@@ -522,9 +523,8 @@ async fn phases(
     let mut colds = cold::run(server, &kinds, config.cold_starts, &progress).await?.into_iter();
     let (cold_start, wayland_cold) = (colds.next().expect("x11"), colds.next().expect("wayland"));
     phase("runtimes");
-    let idle = Duration::from_secs(config.idle_secs);
-    let runtimes =
-        runtimes::run(server, request, candidates, config.cold_starts, idle, &progress).await?;
+    let how = (config.cold_starts, Duration::from_secs(config.idle_secs), config.quick);
+    let runtimes = runtimes::run(server, requests, candidates, how, &progress).await?;
 
     phase("warm pool");
     let warm_pool =

@@ -60,8 +60,8 @@ impl Pooled {
 }
 
 /// Runs `n` turns of a pooled and a cold create of the X11 request on
-/// Docker, then of the Wayland request on Docker, then of the X11 request
-/// on each of `candidates` that can be measured (with `docker_only`,
+/// Docker, then of the Wayland request on Docker, then of each request on
+/// each of `candidates` that can be measured (with `docker_only`,
 /// `--quick`'s smoke run, each but Docker's X11 row is a row saying it was
 /// not measured: the e2e suite's `starts.rs` checks a pool on every
 /// runtime, and the test command's time stays within its budget). Docker's
@@ -69,79 +69,74 @@ impl Pooled {
 /// is written in its row.
 pub async fn run(
     server: &Server,
-    [request, wayland]: &[CreateBox; 2],
+    requests: &[CreateBox; 2],
     candidates: &[Candidate],
     n: usize,
     docker_only: bool,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<Pooled>> {
-    let x11 = Profile::X11;
-    let mut rows = vec![run_on(server, request, ("docker", x11), &[], "", n, progress).await?];
-    let label = "docker (wayland)";
-    if docker_only {
-        rows.push(Pooled::skipped(label, "--quick measures Docker's X11 pool only".into()));
-    } else {
-        let before = server.every_box().len();
-        let on = ("docker", Profile::Wayland);
-        match run_on(server, wayland, on, &[], "", n, progress).await {
-            Ok(row) => rows.push(Pooled { runtime: label.to_owned(), ..row }),
+    let [request, _] = requests;
+    let mut rows =
+        vec![run_on(server, request, ("docker", Profile::X11), None, n, progress).await?];
+    let quick = docker_only.then(|| "--quick measures Docker's X11 pool only".to_owned());
+    let mut others: Vec<(Option<&Candidate>, Profile)> = vec![(None, Profile::Wayland)];
+    for c in candidates {
+        others.extend([Profile::X11, Profile::Wayland].map(|d| (Some(c), d)));
+    }
+    for (c, display) in others {
+        let name = c.map_or("docker", |c| c.name.as_str());
+        let label = super::runtimes::label(name, display);
+        let request = if display == Profile::X11 { &requests[0] } else { &requests[1] };
+        let why = c.and_then(|c| c.skipped.clone()).or_else(|| quick.clone());
+        let row = match why {
+            Some(why) => Err(anyhow::anyhow!(why)),
+            None => {
+                let before = server.every_box().len();
+                let row = run_on(server, request, (name, display), c, n, progress).await;
+                if row.is_err() {
+                    server.remove_since(before).await;
+                }
+                row
+            }
+        };
+        rows.push(match row {
+            Ok(row) => Pooled { runtime: label, ..row },
             Err(e) => {
                 progress(&format!("warm pool on {label}: not measured: {e:#}"));
-                server.remove_since(before).await;
-                rows.push(Pooled::skipped(label, format!("{e:#}")));
+                Pooled::skipped(&label, format!("{e:#}"))
             }
-        }
-    }
-    for c in candidates {
-        let why = c
-            .skipped
-            .clone()
-            .or_else(|| docker_only.then(|| "--quick measures Docker's warm pool only".to_owned()));
-        if let Some(why) = &why {
-            progress(&format!("warm pool on {}: not measured: {why}", c.name));
-            rows.push(Pooled::skipped(&c.name, why.clone()));
-            continue;
-        }
-        let (section, more) = (c.runtime_section(), [c.name.clone()]);
-        let before = server.every_box().len();
-        match run_on(server, request, (&c.name, x11), &more, &section, n, progress).await {
-            Ok(row) => rows.push(row),
-            Err(e) => {
-                let why = format!("{e:#}");
-                progress(&format!("warm pool on {}: not measured: {why}", c.name));
-                server.remove_since(before).await;
-                rows.push(Pooled::skipped(&c.name, why));
-            }
-        }
+        });
     }
     Ok(rows)
 }
 
 /// `n` turns on runtime `name` with a pool of `display` boxes, which a
-/// holmd offers with `more` and the runtimes file `section` (empty for
+/// holmd offers with the candidate's runtimes-file table (none for
 /// Docker, offered by default).
 async fn run_on(
     server: &Server,
     request: &CreateBox,
     (name, display): (&str, Profile),
-    more: &[String],
-    section: &str,
+    candidate: Option<&Candidate>,
     n: usize,
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Pooled> {
+    let section = candidate.map(Candidate::runtime_section).unwrap_or_default();
+    let more: Vec<String> = candidate.map(|c| c.name.clone()).into_iter().collect();
     let file = format!("{section}{}", pool_section(name, display));
-    let pool = Server::start(more, &file)?;
+    let pool = Server::start(&more, &file)?;
     let on = CreateBox {
         placement: Placement { runtime: Some(name.to_owned()), ..request.placement.clone() },
         ..request.clone()
     };
     let (mut pooled, mut cold) = (Samples::default(), Samples::default());
+    let label = super::runtimes::label(name, display);
     for i in 0..n {
-        progress(&format!("warm pool on {name} {}/{n}: waiting for the pool to fill", i + 1));
+        progress(&format!("warm pool on {label} {}/{n}: waiting for the pool to fill", i + 1));
         wait_for_pool(&pool).await?;
         pooled.push(create(&pool, &on).await?);
         wait_for_pool(&pool).await?;
-        progress(&format!("warm pool on {name} {}/{n}: a cold create beside it", i + 1));
+        progress(&format!("warm pool on {label} {}/{n}: a cold create beside it", i + 1));
         cold.push(create(server, &on).await?);
     }
     let (pooled, cold) = (pooled.summary(), cold.summary());

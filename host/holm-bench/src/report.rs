@@ -1,5 +1,6 @@
 //! The machine, the memory figures, the targets, and the printed tables.
 
+use holm_proto::guest::Profile;
 use serde::Serialize;
 
 use super::cold::ColdStart;
@@ -521,22 +522,45 @@ pub(crate) fn print_targets(targets: &[Target]) {
     }
 }
 
-/// The runtime columns: Docker's cold start and idle memory from this run,
-/// and each other runtime's beside it, as ratios to Docker's.
+/// The runtime columns: Docker's cold starts and idle memory from this run
+/// (X11 and Wayland), and each other runtime's beside them, as ratios to
+/// Docker's of the same display.
 fn print_runtimes(r: &Report) {
-    let docker_mem = r.memory.boxes.first().map(|b| b.docker_stats_mib);
-    print_runtime_columns(&r.cold_start, docker_mem, &r.runtimes);
+    let base = [
+        Baseline {
+            display: Profile::X11,
+            cold: &r.cold_start,
+            idle_mib: r.memory.boxes.first().map(|b| b.docker_stats_mib),
+        },
+        Baseline {
+            display: Profile::Wayland,
+            cold: &r.wayland.cold_start,
+            idle_mib: r.wayland.memory.boxes.first().map(|b| b.docker_stats_mib),
+        },
+    ];
+    print_runtime_columns(&base, &r.runtimes);
 }
 
-/// The runtime columns beside Docker's cold start (`docker_cold`) and idle
-/// memory (`docker_mem`, when measured), as ratios to them.
-pub(crate) fn print_runtime_columns(
-    docker_cold: &ColdStart,
-    docker_mem: Option<f64>,
-    columns: &[super::runtimes::Column],
-) {
-    let docker_cold = docker_cold.stages.iter().find(|s| s.stage == "running");
-    let docker_cold = docker_cold.and_then(|s| s.since_request.p50_ms);
+/// Docker's figures for one display, the runtime columns' baseline.
+pub(crate) struct Baseline<'a> {
+    /// The display.
+    pub display: Profile,
+    /// Docker's cold starts of it.
+    pub cold: &'a ColdStart,
+    /// Docker's idle box of it, MiB, when measured.
+    pub idle_mib: Option<f64>,
+}
+
+impl Baseline<'_> {
+    fn cold_p50(&self) -> Option<f64> {
+        let running = self.cold.stages.iter().find(|s| s.stage == "running");
+        running.and_then(|s| s.since_request.p50_ms)
+    }
+}
+
+/// The runtime columns beside Docker's cold start and idle memory of the
+/// same display (`base`), as ratios to them.
+pub(crate) fn print_runtime_columns(base: &[Baseline], columns: &[super::runtimes::Column]) {
     output::line(
         "\nruntimes (the same box; cold start to `running`, idle memory as the engine's stats show it):\n",
     );
@@ -546,29 +570,33 @@ pub(crate) fn print_runtime_columns(
         (Some(v), Some(b)) if b > 0.0 => format!("{:.2}", v / b),
         _ => String::new(),
     };
-    output::line(&format!(
-        "| docker | {} | 1.00 | {} | {} |",
-        cell(docker_cold),
-        cell(docker_mem),
-        if docker_mem.is_some() { "1.00" } else { "" }
-    ));
+    for b in base {
+        output::line(&format!(
+            "| {} | {} | 1.00 | {} | {} |",
+            super::runtimes::label("docker", b.display),
+            cell(b.cold_p50()),
+            cell(b.idle_mib),
+            if b.idle_mib.is_some() { "1.00" } else { "" }
+        ));
+    }
     for c in columns {
         if let Some(why) = &c.skipped {
             output::line(&format!(
                 "| {} | not measured: {} | | | |",
-                c.runtime,
+                c.label(),
                 why.replace('|', "/")
             ));
             continue;
         }
+        let b = base.iter().find(|b| b.display == c.display);
         let cold = c.cold_start_running.p50_ms;
         output::line(&format!(
             "| {} | {} | {} | {} | {} |",
-            c.runtime,
+            c.label(),
             cell(cold),
-            ratio(cold, docker_cold),
+            ratio(cold, b.and_then(Baseline::cold_p50)),
             cell(c.idle_mib),
-            ratio(c.idle_mib, docker_mem),
+            ratio(c.idle_mib, b.and_then(|b| b.idle_mib)),
         ));
     }
 }

@@ -37,6 +37,8 @@ pub struct Candidate {
 pub struct Column {
     /// The runtime.
     pub runtime: String,
+    /// The box's display.
+    pub display: Profile,
     /// Why it was not measured, when it was not.
     pub skipped: Option<String>,
     /// From the create request to holmd answering `running`, ms.
@@ -141,31 +143,85 @@ pub fn runtimes_file(candidates: &[Candidate]) -> (String, Vec<String>) {
     (text, names)
 }
 
-/// Makes sure each candidate that can be measured has the box image on its
-/// engine (podman's first run builds it there: minutes).
-pub async fn prepare(candidates: &[Candidate], progress: &dyn Fn(&str)) -> anyhow::Result<()> {
-    for c in candidates.iter().filter(|c| c.skipped.is_none()) {
-        let Some(engine) = &c.engine else { continue };
-        progress(&format!("{}: preparing the box image on {}", c.name, engine.provider()));
-        let mut quiet = |_: holm::image::Progress| {};
-        engine.make_base(&mut quiet).await.context("make the base image")?;
+/// The displays whose columns and pool rows `--quick` leaves out on the
+/// other runtimes (their X11 boxes stand for them there), and why.
+pub const QUICK_SKIPS_WAYLAND: &str = "--quick measures the other runtimes' X11 boxes only";
+
+/// Makes the box images of `displays` on `engine` (podman's first run
+/// builds them there: minutes).
+async fn images_on(
+    engine: &DockerRuntime,
+    displays: &[Profile],
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<()> {
+    let mut quiet = |_: holm::image::Progress| {};
+    engine.make_base(&mut quiet).await.context("make the base image")?;
+    for &display in displays {
+        progress(&format!("preparing the {display} box image on {}", engine.provider()));
+        let request = holm::image::ImageRequest::default().with_display(display);
         engine
-            .prepare_image(&holm::image::ImageRequest::default(), &mut quiet)
+            .prepare_image(&request, &mut quiet)
             .await
-            .with_context(|| format!("build the box image on {}", engine.provider()))?;
+            .with_context(|| format!("build the {display} box image on {}", engine.provider()))?;
     }
     Ok(())
 }
 
-/// Measures each candidate: `n` cold starts, then one box's memory after
-/// `idle` seconds. Each engine builds its image first (podman's first run
-/// builds the box image on podman: minutes).
+/// The displays measured on the other runtimes: both, or X11 alone with
+/// `quick`.
+pub fn displays(quick: bool) -> &'static [Profile] {
+    if quick { &[Profile::X11] } else { &[Profile::X11, Profile::Wayland] }
+}
+
+/// Makes sure each candidate that can be measured has the box images of
+/// `displays` on its engine.
+pub async fn prepare(
+    candidates: &[Candidate],
+    displays: &[Profile],
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<()> {
+    for c in candidates.iter().filter(|c| c.skipped.is_none()) {
+        let Some(engine) = &c.engine else { continue };
+        images_on(engine, displays, &|l| progress(&format!("{}: {l}", c.name))).await?;
+    }
+    Ok(())
+}
+
+impl Column {
+    fn skipped(runtime: &str, display: Profile, why: String) -> Self {
+        Self {
+            runtime: runtime.to_owned(),
+            display,
+            skipped: Some(why),
+            cold_start_running: Samples::default().summary(),
+            cold_start: None,
+            idle_mib: None,
+        }
+    }
+
+    /// The runtime and, for Wayland, the display: `podman (wayland)`.
+    pub fn label(&self) -> String {
+        label(&self.runtime, self.display)
+    }
+}
+
+/// A runtime's row label: its name, and `(wayland)` for a Wayland box.
+pub fn label(runtime: &str, display: Profile) -> String {
+    match display {
+        Profile::X11 => runtime.to_owned(),
+        Profile::Wayland => format!("{runtime} (wayland)"),
+    }
+}
+
+/// Measures each candidate, an X11 box and a Wayland box (with `quick`, a
+/// column saying the Wayland box was not measured): `n` cold starts, then
+/// one box's memory after `idle` seconds. Each engine builds its images
+/// first (podman's first run builds them on podman: minutes).
 pub async fn run(
     server: &Server,
-    request: &CreateBox,
+    requests: &[CreateBox; 2],
     candidates: &[Candidate],
-    n: usize,
-    idle: Duration,
+    (n, idle, quick): (usize, Duration, bool),
     progress: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<Column>> {
     let mut out = Vec::new();
@@ -173,67 +229,69 @@ pub async fn run(
         let (None, Some(engine)) = (&c.skipped, &c.engine) else {
             let why = c.skipped.clone().unwrap_or_default();
             progress(&format!("{}: not measured: {why}", c.name));
-            out.push(Column {
-                runtime: c.name.clone(),
-                skipped: Some(why),
-                cold_start_running: Samples::default().summary(),
-                cold_start: None,
-                idle_mib: None,
-            });
+            for display in [Profile::X11, Profile::Wayland] {
+                out.push(Column::skipped(&c.name, display, why.clone()));
+            }
             continue;
         };
-        progress(&format!("{}: preparing the box image on {}", c.name, engine.provider()));
-        let mut quiet = |_: holm::image::Progress| {};
-        engine.make_base(&mut quiet).await.context("make the base image")?;
-        engine
-            .prepare_image(&holm::image::ImageRequest::default(), &mut quiet)
-            .await
-            .with_context(|| format!("build the box image on {}", engine.provider()))?;
-        let on = CreateBox {
-            placement: Placement { runtime: Some(c.name.clone()), ..request.placement.clone() },
-            ..request.clone()
-        };
-        let kinds = [(Profile::X11, &on)];
-        let before = server.every_box().len();
-        let cold =
-            match cold::run(server, &kinds, n, &|line| progress(&format!("{}: {line}", c.name)))
-                .await
-            {
-                Ok(cold) => cold,
-                // A runtime whose box does not start in time is a finding of
-                // the run, written in its column; the other columns and rows
-                // still stand. (Whether boxes start on it at all is the box
-                // suite's to test, not the benchmark's.)
-                Err(e) => {
-                    let why = format!("no box started: {e:#}");
-                    progress(&format!("{}: not measured: {why}", c.name));
-                    server.remove_since(before).await;
-                    out.push(Column {
-                        runtime: c.name.clone(),
-                        skipped: Some(why),
-                        cold_start_running: Samples::default().summary(),
-                        cold_start: None,
-                        idle_mib: None,
-                    });
-                    continue;
-                }
+        images_on(engine, displays(quick), &|l| progress(&format!("{}: {l}", c.name))).await?;
+        for (display, request) in [Profile::X11, Profile::Wayland].into_iter().zip(requests) {
+            if !displays(quick).contains(&display) {
+                out.push(Column::skipped(&c.name, display, QUICK_SKIPS_WAYLAND.into()));
+                continue;
+            }
+            let on = CreateBox {
+                placement: Placement { runtime: Some(c.name.clone()), ..request.placement.clone() },
+                ..request.clone()
             };
-        let cold = cold.into_iter().next().context("one cold start figure")?;
-        let running = cold.stages.iter().find(|s| s.stage == "running").map(|s| s.since_request);
-        let info = server.client.create_box(&on, Some(300)).await.context("create a box")?;
-        server.made(&info.id);
-        tokio::time::sleep(idle).await;
-        let mem = memory::sample(engine.docker(), &info.id).await;
-        server.remove(&info.id).await?;
-        out.push(Column {
-            runtime: c.name.clone(),
-            skipped: None,
-            cold_start_running: running.unwrap_or_else(|| Samples::default().summary()),
-            cold_start: Some(cold),
-            idle_mib: mem.ok().map(|m| m.docker_stats_mib),
-        });
+            out.push(column(server, engine, (&c.name, display), &on, (n, idle), progress).await?);
+        }
     }
     Ok(out)
+}
+
+/// One column: `n` cold starts of `on` on runtime `name`, then one box's
+/// idle memory.
+async fn column(
+    server: &Server,
+    engine: &DockerRuntime,
+    (name, display): (&str, Profile),
+    on: &CreateBox,
+    (n, idle): (usize, Duration),
+    progress: &dyn Fn(&str),
+) -> anyhow::Result<Column> {
+    let label = label(name, display);
+    let before = server.every_box().len();
+    let kinds = [(display, on)];
+    let cold =
+        match cold::run(server, &kinds, n, &|line| progress(&format!("{label}: {line}"))).await {
+            Ok(cold) => cold,
+            // A runtime whose box does not start in time is a finding of the
+            // run, written in its column; the other columns and rows still
+            // stand. (Whether boxes start on it at all is the box suite's to
+            // test, not the benchmark's.)
+            Err(e) => {
+                let why = format!("no box started: {e:#}");
+                progress(&format!("{label}: not measured: {why}"));
+                server.remove_since(before).await;
+                return Ok(Column::skipped(name, display, why));
+            }
+        };
+    let cold = cold.into_iter().next().context("one cold start figure")?;
+    let running = cold.stages.iter().find(|s| s.stage == "running").map(|s| s.since_request);
+    let info = server.client.create_box(on, Some(300)).await.context("create a box")?;
+    server.made(&info.id);
+    tokio::time::sleep(idle).await;
+    let mem = memory::sample(engine.docker(), &info.id).await;
+    server.remove(&info.id).await?;
+    Ok(Column {
+        runtime: name.to_owned(),
+        display,
+        skipped: None,
+        cold_start_running: running.unwrap_or_else(|| Samples::default().summary()),
+        cold_start: Some(cold),
+        idle_mib: mem.ok().map(|m| m.docker_stats_mib),
+    })
 }
 
 /// The `--runtimes` run's report, as written to `--out`.
@@ -244,35 +302,49 @@ pub struct Report {
     pub run: crate::report::Run,
     /// The box image (on Docker).
     pub image: String,
-    /// Docker's cold start in the same run, the columns' baseline.
+    /// Docker's cold start of an X11 box in the same run, the X11
+    /// columns' baseline.
     pub docker: cold::ColdStart,
-    /// Each other runtime's cold start and idle memory.
+    /// Docker's cold start of a Wayland box in the same run, the Wayland
+    /// columns' baseline (none with `--quick`).
+    pub docker_wayland: Option<cold::ColdStart>,
+    /// Each other runtime's cold start and idle memory, X11 and Wayland.
     pub runtimes: Vec<Column>,
 }
 
-/// Docker's cold starts, then each candidate's: the runtime columns alone.
+/// Docker's cold starts (X11 and, unless `quick`, Wayland, by turns), then
+/// each candidate's: the runtime columns alone.
 pub async fn alone(
     server: &Server,
-    request: &CreateBox,
+    requests: &[CreateBox; 2],
     candidates: &[Candidate],
-    n: usize,
-    idle: Duration,
+    (n, idle, quick): (usize, Duration, bool),
     progress: &dyn Fn(&str),
-) -> anyhow::Result<(cold::ColdStart, Vec<Column>)> {
-    let kinds = [(Profile::X11, request)];
+) -> anyhow::Result<(cold::ColdStart, Option<cold::ColdStart>, Vec<Column>)> {
+    let kinds: Vec<(Profile, &CreateBox)> =
+        displays(quick).iter().copied().zip(requests.iter()).collect();
     let docker = cold::run(server, &kinds, n, &|l| progress(&format!("docker: {l}"))).await?;
-    let docker = docker.into_iter().next().context("one cold start figure")?;
-    let columns = run(server, request, candidates, n, idle, progress).await?;
-    Ok((docker, columns))
+    let mut docker = docker.into_iter();
+    let x11 = docker.next().context("one cold start figure")?;
+    let columns = run(server, requests, candidates, (n, idle, quick), progress).await?;
+    Ok((x11, docker.next(), columns))
 }
 
 /// Prints the `--runtimes` report: each runtime's stages, then the columns.
 pub fn print(r: &Report) {
-    super::report::print_cold("cold start (docker)", &r.docker);
+    use super::report::{Baseline, print_cold, print_runtime_columns};
+    print_cold("cold start (docker)", &r.docker);
+    if let Some(wayland) = &r.docker_wayland {
+        print_cold("cold start (docker (wayland))", wayland);
+    }
     for c in &r.runtimes {
         if let Some(cold) = &c.cold_start {
-            super::report::print_cold(&format!("cold start ({})", c.runtime), cold);
+            print_cold(&format!("cold start ({})", c.label()), cold);
         }
     }
-    super::report::print_runtime_columns(&r.docker, None, &r.runtimes);
+    let mut base = vec![Baseline { display: Profile::X11, cold: &r.docker, idle_mib: None }];
+    if let Some(cold) = &r.docker_wayland {
+        base.push(Baseline { display: Profile::Wayland, cold, idle_mib: None });
+    }
+    print_runtime_columns(&base, &r.runtimes);
 }

@@ -133,10 +133,30 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     let pools = report["warm_pool"].as_array().expect("warm pool rows");
     assert_eq!(pools[0]["runtime"], "docker", "{pools:?}");
     assert_eq!(pools[0]["pooled"]["n"].as_u64(), Some(starts), "{pools:?}");
-    for runtime in ["docker (wayland)", "podman", "docker-runsc", "podman-runsc"] {
-        let row = pools.iter().find(|r| r["runtime"] == runtime);
-        let row = row.unwrap_or_else(|| panic!("no warm pool row for {runtime}: {pools:?}"));
-        assert!(row["skipped"].is_string(), "{row}");
+    for runtime in ["podman", "docker-runsc", "podman-runsc"] {
+        for label in [runtime.to_owned(), format!("{runtime} (wayland)")] {
+            let row = pools.iter().find(|r| r["runtime"] == label.as_str());
+            let row = row.unwrap_or_else(|| panic!("no warm pool row for {label}: {pools:?}"));
+            assert!(row["skipped"].is_string(), "{row}");
+        }
+    }
+    let wayland_pool = pools.iter().find(|r| r["runtime"] == "docker (wayland)");
+    assert!(wayland_pool.is_some_and(|r| r["skipped"].is_string()), "{pools:?}");
+
+    // The other runtimes: an X11 and a Wayland column each; `--quick`
+    // measures their X11 boxes only, and says so in the Wayland column of
+    // each runtime whose X11 box it measured.
+    let columns = report["runtimes"].as_array().expect("runtime columns");
+    for runtime in ["podman", "docker-runsc", "podman-runsc"] {
+        let column = |display: &str| {
+            let c = columns.iter().find(|c| c["runtime"] == runtime && c["display"] == display);
+            c.unwrap_or_else(|| panic!("no {runtime} {display} column: {columns:?}"))
+        };
+        let (x11, wayland) = (column("x11"), column("wayland"));
+        let why = wayland["skipped"].as_str().unwrap_or_else(|| panic!("{wayland}"));
+        if x11["skipped"].is_null() {
+            assert!(why.contains("--quick"), "{wayland}");
+        }
     }
 
     // Concurrency ran its clients, on unchanged screens and on changing

@@ -336,6 +336,11 @@ async fn pump<S>(
     if let (true, Some(w)) = (early, watcher.as_mut()) {
         w.client_sent(super::keeper::VERSION);
     }
+    // With `early` the server goes on past its version before the viewer
+    // answered it; a viewer (noVNC) reads the next step only after its
+    // answer, so what comes after the version waits here until then: how
+    // much of the version is still to pass, and what waits.
+    let mut held_back: Option<(usize, Vec<u8>)> = early.then(|| (12, Vec::new()));
     let mut buf = vec![0u8; 64 * 1024];
     let expires = connection.claims.expires.saturating_sub(holm_http::viewer_token::now_secs());
     let expiry = tokio::time::sleep(Duration::from_secs(expires.min(366 * 86_400)));
@@ -364,6 +369,15 @@ async fn pump<S>(
                         tracing::info!(error = %e, "a watcher's stream was ended");
                         let _ = sink.send(close(CloseCode::Protocol, &e.0)).await;
                         break;
+                    }
+                };
+                let out = match held_back.as_mut() {
+                    None => out,
+                    Some((version_left, waiting)) => {
+                        let n = (*version_left).min(out.len());
+                        *version_left -= n;
+                        waiting.extend_from_slice(&out[n..]);
+                        out[..n].to_vec()
                     }
                 };
                 if !out.is_empty() && sink.send(Message::binary(out)).await.is_err() {
@@ -398,6 +412,10 @@ async fn pump<S>(
                         let why = "this stream speaks RFB 3.8: answer the server's version with it";
                         tracing::info!(version = %String::from_utf8_lossy(&version), "a viewer's stream was refused");
                         let _ = sink.send(close(CloseCode::Protocol, why)).await;
+                        break;
+                    }
+                    let waiting = held_back.take().map(|(_, w)| w).unwrap_or_default();
+                    if !waiting.is_empty() && sink.send(Message::binary(waiting)).await.is_err() {
                         break;
                     }
                 }
