@@ -41,8 +41,8 @@ fn encoded_anew(screens: Screens, turn: usize) -> ScreenshotOptions {
     ScreenshotOptions { region, ..ScreenshotOptions::default() }
 }
 
-/// The bench boxes' screen (holm's default size).
-const SCREEN: (u32, u32) = (1280, 800);
+/// The bench boxes' screen: holm's default size (their requests set none).
+const SCREEN: (u32, u32) = holm::spec::DEFAULT_SIZE;
 
 /// A page whose every press changes its background's hue and a large
 /// count: the screen after a click is not the one before it.
@@ -247,4 +247,6 @@ pub struct ThroughputReport {
     pub concurrency: [Concurrency; 2],
     /// The targets they decide.
     pub targets: Vec<super::report::Target>,
+    /// Every box the run made (all removed at its end).
+    pub boxes: Vec<String>,
 }

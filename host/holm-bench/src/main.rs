@@ -220,7 +220,8 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         let idle = Duration::from_secs(config.idle_secs);
         let run = scale::run(&server, docker.docker(), &request, counts, (idle, secs), &progress);
         let scale = alone(&server, docker.docker(), &mut machine, None, run).await?;
-        let report = ScaleReport { run: run_header(started, t0, machine), image, scale };
+        let boxes = server.every_box();
+        let report = ScaleReport { run: run_header(started, t0, machine), image, scale, boxes };
         return finish(&report, &args.out, json, || scale::print(&report));
     }
     if args.recording {
@@ -290,19 +291,16 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
     if args.throughput {
         let request = bench_request(&run_id, Profile::X11);
         let run = async {
-            progress(&format!("concurrency: starting {} boxes", config.boxes));
-            let t = std::time::Instant::now();
-            let starts = (0..config.boxes).map(|_| new_box(&server, &request));
-            let ids = futures_util::future::try_join_all(starts).await?;
-            let started_in = t.elapsed().as_secs_f64();
-            tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+            let (ids, started_in) = concurrency_boxes(&server, &request, &config).await?;
             load::both(&server, &ids, &config, started_in, &progress).await
         };
         let phase = Some("concurrency");
         let concurrency =
             Box::pin(alone(&server, docker.docker(), &mut machine, phase, run)).await?;
         let refs: Vec<&load::Concurrency> = concurrency.iter().collect();
+        let boxes = server.every_box();
         let report = load::ThroughputReport {
+            boxes,
             run: run_header(started, t0, machine),
             image,
             targets: speed::targets(&[], &refs)
@@ -327,7 +325,9 @@ pub async fn run(args: BenchArgs, json: bool) -> anyhow::Result<std::process::Ex
         };
         let phase = Some("viewers");
         let viewer = alone(&server, docker.docker(), &mut machine, phase, run).await?;
-        let report = viewer::ViewersOnly { run: run_header(started, t0, machine), image, viewer };
+        let boxes = server.every_box();
+        let report =
+            viewer::ViewersOnly { run: run_header(started, t0, machine), image, viewer, boxes };
         return finish(&report, &args.out, json, || viewer::print(&report.viewer));
     }
     let requests = [bench_request(&run_id, Profile::X11), bench_request(&run_id, Profile::Wayland)];
@@ -396,6 +396,8 @@ pub struct ScaleReport {
     pub image: String,
     /// What grows with the number of boxes.
     pub scale: scale::Scale,
+    /// Every box the run made (all removed at its end).
+    pub boxes: Vec<String>,
 }
 
 /// The `--latency` run's report, as written to `--out`.
@@ -544,13 +546,7 @@ async fn phases(
     let recording = recording_rows(server, docker, requests, config).await?;
 
     phase("concurrency");
-    progress(&format!("concurrency: starting {} boxes", config.boxes));
-    let t = std::time::Instant::now();
-    let starts = (0..config.boxes).map(|_| new_box(server, request));
-    let ids: Vec<String> =
-        futures_util::future::try_join_all(starts).await.context("start the boxes")?;
-    let started_in = t.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+    let (ids, started_in) = concurrency_boxes(server, request, config).await?;
     for id in &ids {
         samples.push(memory::sample(docker, id).await?);
     }
@@ -630,6 +626,22 @@ async fn measure_box(
 }
 
 /// Starts a box through holmd and waits until it runs.
+/// The concurrency run's boxes, asked for at once, and how long until all
+/// were running (seconds); answers after they idled `config.idle_secs`.
+async fn concurrency_boxes(
+    server: &server::Server,
+    request: &CreateBox,
+    config: &Config,
+) -> anyhow::Result<(Vec<String>, f64)> {
+    progress(&format!("concurrency: starting {} boxes", config.boxes));
+    let t = std::time::Instant::now();
+    let starts = (0..config.boxes).map(|_| new_box(server, request));
+    let ids = futures_util::future::try_join_all(starts).await.context("start the boxes")?;
+    let started_in = t.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(config.idle_secs)).await;
+    Ok((ids, started_in))
+}
+
 async fn new_box(server: &server::Server, request: &CreateBox) -> anyhow::Result<String> {
     let info = server.client.create_box(request, Some(300)).await.context("create a box")?;
     server.made(&info.id);

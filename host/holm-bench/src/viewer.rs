@@ -84,6 +84,8 @@ pub struct ViewersOnly {
     pub image: String,
     /// The viewer rows.
     pub viewer: ViewerReport,
+    /// Every box the run made (all removed at its end).
+    pub boxes: Vec<String>,
 }
 
 /// A row not measured.

@@ -80,6 +80,14 @@ const TARGETS: [&str; 28] = [
     "warm_pool_claim_p50",
 ];
 
+/// One bench at a time in this process: a box starting changes the host's
+/// network interfaces (Docker makes its veth), and the bench's own Chromium
+/// then ends the viewer page's loads in flight (`ERR_NETWORK_CHANGED`), so
+/// a bench whose viewer rows run while the other test starts boxes draws
+/// no frame. (Seen: the quick bench beside the alone modes, and the old
+/// guest as well as the new; the guest never saw the page's requests.)
+static ONE_BENCH: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn n(v: &serde_json::Value) -> u64 {
     v["n"].as_u64().unwrap_or_else(|| panic!("no n in {v}"))
 }
@@ -89,6 +97,7 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     if !e2e_enabled().await {
         return;
     }
+    let _one = ONE_BENCH.lock().await;
     // The image once for every test process (the bench would build it too,
     // but not under the test kit's lock).
     ensure_image().await;
@@ -196,6 +205,75 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     for id in made {
         let id = id.as_str().unwrap();
         assert!(!container_exists(id).await, "box {id} was left running");
+    }
+}
+
+/// Runs `holm-bench --quick` with `mode`'s arguments and answers its report.
+fn run_alone(mode: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_holm-bench"))
+        .arg("--quick")
+        .args(mode)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run holm bench");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "holm bench {mode:?} failed:\n{stderr}");
+    serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON")
+}
+
+/// The modes that measure one part alone (`--viewers`, `--throughput`,
+/// `--scale` with its own counts) each write their own report, with the
+/// rows of that part, and leave no box behind.
+#[tokio::test]
+async fn each_mode_alone_writes_its_own_report_and_cleans_up() {
+    if !e2e_enabled().await {
+        return;
+    }
+    let _one = ONE_BENCH.lock().await;
+    ensure_image().await;
+
+    let viewers = run_alone(&["--viewers"]);
+    check_viewer(&viewers["viewer"], 2);
+
+    let throughput = run_alone(&["--throughput"]);
+    let screens: Vec<&str> = throughput["concurrency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert!(c["ops"].as_u64().is_some_and(|o| o > 0), "{c}");
+            c["screens"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(screens, ["unchanged", "changing"]);
+    let ids: Vec<&str> = throughput["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert!(!ids.is_empty() && ids.iter().all(|i| i.starts_with("speed_throughput")), "{ids:?}");
+
+    let scale = run_alone(&["--scale", "--scale-counts", "1,2"]);
+    assert_eq!(scale["scale"]["counts"], serde_json::json!([1, 2]));
+    let steps = scale["scale"]["steps"].as_array().unwrap();
+    let boxes: Vec<u64> = steps.iter().map(|s| s["boxes"].as_u64().unwrap()).collect();
+    assert_eq!(boxes, [1, 2]);
+    for step in steps {
+        assert!(step["memory_per_box_mib"].as_f64().is_some_and(|m| m > 0.0), "{step}");
+        assert!(step["screenshot"]["n"].as_u64().is_some_and(|n| n > 0), "{step}");
+    }
+
+    for report in [&viewers, &throughput, &scale] {
+        let boxes = report["boxes"].as_array().expect("the boxes the run made");
+        assert!(!boxes.is_empty(), "{report}");
+        for id in boxes {
+            let id = id.as_str().unwrap();
+            assert!(!container_exists(id).await, "box {id} was left running");
+        }
     }
 }
 
