@@ -12,7 +12,7 @@ mod box_life;
 
 use box_life::a_box_lives_its_whole_life;
 
-// Both container engines on both profiles; gVisor on X11 (docs/design/testing.md,
+// Both container engines on both profiles, gVisor too (docs/design/testing.md,
 // "which behaviours run where"). podman 4.3 runs containers made through
 // its API on its service's default OCI runtime only, so podman under gVisor
 // needs a service of its own (docs/runtimes.md) and is not a target here.
@@ -25,7 +25,7 @@ use box_life::a_box_lives_its_whole_life;
 holm_testkit::suite!(a_box_lives_its_whole_life:
     docker [x11, wayland],
     podman [x11, wayland],
-    docker_runsc [x11],
+    docker_runsc [x11, wayland],
     e2b [x11],
     daytona [x11],
     modal [x11],

@@ -5,7 +5,7 @@
 //! a runtime's share).
 //!
 //! ```ignore
-//! holm_testkit::suite!(a_box_lives_its_whole_life: docker [x11, wayland], docker_runsc [x11]);
+//! holm_testkit::suite!(a_box_lives_its_whole_life: docker [x11, wayland], docker_runsc [x11, wayland]);
 //! async fn a_box_lives_its_whole_life(target: Target) { let server = target.server().await; ... }
 //! ```
 //!

@@ -275,7 +275,7 @@ impl DockerRuntime {
     fn confine(&self, spec: &MachineSpec, host: &mut HostConfig) {
         let h = &self.hardening;
         // A rootless podman on cgroup v1 limits nothing (`can` says so).
-        if can(self.engine, self.isolation.as_deref()).resources {
+        if can(self.engine).resources {
             host.memory = i64::try_from(spec.memory_bytes.unwrap_or(DEFAULT_MEMORY_BYTES)).ok();
             host.nano_cpus = i64::try_from(spec.nano_cpus.unwrap_or(DEFAULT_NANO_CPUS)).ok();
             host.pids_limit = Some(i64::from(spec.pids_limit.unwrap_or(h.pids_limit)));
@@ -349,13 +349,13 @@ fn is_connect_error(e: &bollard::errors::Error) -> bool {
     )
 }
 
-/// What boxes on `engine` under the OCI runtime `isolation` can do.
+/// What boxes on `engine` can do, whatever their OCI runtime.
 ///
 /// A rootless podman on cgroup v1 cannot limit memory or CPUs, nor freeze
-/// a container for pause (it has no cgroup of its own there). Wayland boxes
-/// under another OCI runtime (gVisor's `runsc`) were never verified, so such
-/// a box is refused before anything starts rather than left to fail.
-pub fn can(engine: Engine, isolation: Option<&str>) -> Can {
+/// a container for pause (it has no cgroup of its own there). Wayland runs
+/// under gVisor's `runsc` too (sway's headless backend draws in memory;
+/// the shared box suite runs there on both profiles).
+pub fn can(engine: Engine) -> Can {
     let cgroups = match engine {
         Engine::Docker | Engine::Podman { rootless: false, .. } => true,
         Engine::Podman { rootless: true, cgroup2 } => cgroup2,
@@ -366,7 +366,7 @@ pub fn can(engine: Engine, isolation: Option<&str>) -> Can {
         fork: true,
         browser_profile: true,
         screens: 6,
-        wayland: isolation.is_none(),
+        wayland: true,
         resources: cgroups,
     }
 }
@@ -473,7 +473,7 @@ impl Runtime for DockerRuntime {
     }
 
     fn can(&self) -> Can {
-        can(self.engine, self.isolation.as_deref())
+        can(self.engine)
     }
 
     async fn ping(&self) -> Result<()> {
@@ -775,9 +775,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wayland_is_offered_only_without_an_isolation() {
-        assert!(can(Engine::Docker, None).wayland);
-        assert!(!can(Engine::Docker, Some("runsc")).wayland);
-        assert!(can(Engine::Podman { rootless: false, cgroup2: false }, None).wayland);
+    fn wayland_is_offered_on_every_engine() {
+        assert!(can(Engine::Docker).wayland);
+        assert!(can(Engine::Podman { rootless: false, cgroup2: false }).wayland);
+        assert!(can(Engine::Podman { rootless: true, cgroup2: false }).wayland);
     }
 }
