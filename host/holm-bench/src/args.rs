@@ -79,13 +79,15 @@ pub struct BenchArgs {
     pub(crate) kubernetes: Option<std::path::PathBuf>,
     /// Measure only the warm pools: a create that claims a pooled box
     /// against a cold create, by turns (`--cold` turns), on Docker, podman
-    /// and gVisor, and the targets they decide. Writes its own report to
-    /// `--out`.
+    /// and gVisor, X11 and Wayland boxes on each (X11 alone but on Docker
+    /// with `--quick`), and the targets they decide. Writes its own report
+    /// to `--out`.
     #[arg(long, conflicts_with_all = ["scale", "latency", "recording", "kubernetes"])]
     pub(crate) pool: bool,
     /// Measure only the runtime columns: Docker's cold starts, then each
-    /// other runtime's (podman, gVisor's runsc), each stage by stage, and
-    /// their idle memory; name runtimes (`--runtimes docker-runsc`,
+    /// other runtime's (podman, gVisor's runsc), X11 and Wayland boxes
+    /// (X11 alone with `--quick`), each stage by stage, and their idle
+    /// memory; name runtimes (`--runtimes docker-runsc`,
     /// comma-separated) to measure only those. Writes its own report to
     /// `--out`.
     #[arg(

@@ -101,9 +101,8 @@ mod tests {
 
     #[test]
     fn a_rootless_podman_on_cgroup_v1_cannot_pause_or_limit() {
-        let can = |rootless, cgroup2| {
-            super::super::docker::can(Engine::Podman { rootless, cgroup2 })
-        };
+        let can =
+            |rootless, cgroup2| super::super::docker::can(Engine::Podman { rootless, cgroup2 });
         assert!(can(false, false).pause && can(false, false).resources);
         assert!(can(true, true).pause && can(true, true).resources);
         assert!(!can(true, false).pause && !can(true, false).resources);
