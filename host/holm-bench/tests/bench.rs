@@ -102,20 +102,8 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     // but not under the test kit's lock).
     ensure_image().await;
     ensure_image_of(Profile::Wayland).await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bench.json");
-    let run = Command::new(env!("CARGO_BIN_EXE_holm-bench"))
-        .args(["--quick", "--out"])
-        .arg(&out)
-        .output()
-        .expect("run holm bench");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "holm bench failed:\n{stderr}\n{stdout}");
+    let (stdout, report) = run_quick(&[]);
     assert!(stdout.contains("| operation | holm |"), "no table printed:\n{stdout}");
-
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON");
     assert_eq!(report["config"]["quick"], true);
 
     // Every latency row, each side measured as many times as the config
@@ -208,8 +196,9 @@ async fn the_quickest_bench_measures_every_row_and_cleans_up() {
     }
 }
 
-/// Runs `holm-bench --quick` with `mode`'s arguments and answers its report.
-fn run_alone(mode: &[&str]) -> serde_json::Value {
+/// Runs `holm-bench --quick` with `mode`'s arguments; answers what it
+/// printed and its report.
+fn run_quick(mode: &[&str]) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bench.json");
     let run = Command::new(env!("CARGO_BIN_EXE_holm-bench"))
@@ -219,9 +208,11 @@ fn run_alone(mode: &[&str]) -> serde_json::Value {
         .arg(&out)
         .output()
         .expect("run holm bench");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "holm bench {mode:?} failed:\n{stderr}");
-    serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON")
+    assert!(run.status.success(), "holm bench {mode:?} failed:\n{stderr}\n{stdout}");
+    let report = std::fs::read(&out).expect("the report");
+    (stdout, serde_json::from_slice(&report).expect("JSON"))
 }
 
 /// The modes that measure one part alone (`--viewers`, `--throughput`,
@@ -235,10 +226,10 @@ async fn each_mode_alone_writes_its_own_report_and_cleans_up() {
     let _one = ONE_BENCH.lock().await;
     ensure_image().await;
 
-    let viewers = run_alone(&["--viewers"]);
+    let viewers = run_quick(&["--viewers"]).1;
     check_viewer(&viewers["viewer"], 2);
 
-    let throughput = run_alone(&["--throughput"]);
+    let throughput = run_quick(&["--throughput"]).1;
     let screens: Vec<&str> = throughput["concurrency"]
         .as_array()
         .unwrap()
@@ -257,7 +248,7 @@ async fn each_mode_alone_writes_its_own_report_and_cleans_up() {
         .collect();
     assert!(!ids.is_empty() && ids.iter().all(|i| i.starts_with("speed_throughput")), "{ids:?}");
 
-    let scale = run_alone(&["--scale", "--scale-counts", "1,2"]);
+    let scale = run_quick(&["--scale", "--scale-counts", "1,2"]).1;
     assert_eq!(scale["scale"]["counts"], serde_json::json!([1, 2]));
     let steps = scale["scale"]["steps"].as_array().unwrap();
     let boxes: Vec<u64> = steps.iter().map(|s| s["boxes"].as_u64().unwrap()).collect();
