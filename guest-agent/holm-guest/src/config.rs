@@ -14,6 +14,7 @@
 //! | `HOLM_SANDBOXD_ADDR` | unset: not served | where agent-sandbox's in-box REST contract (sandboxd's `/v1/files`, `/v1/health`, `/v1/metadata`) listens, such as `0.0.0.0:8080` in an agent-sandbox template; behind the box secret |
 //! | `HOLM_SANDBOXD_ROOT` | `/` | the directory sandboxd's paths are relative to |
 //! | `HOLM_VIEWER_GRACE_SECS` | `10` | a person whose takeover connections all closed keeps control this long |
+//! | `HOLM_VIEWER_HOLD_SECS` | `60` | X11: the guest's held client stays on a screen's x11vnc this long after its last viewer left (1 to 3600; [`crate::viewer::keeper`]) |
 //! | `HOLM_DISPLAY_BASE` | `1` | screen `i` is X display `:BASE+i` |
 //! | `HOLM_VNC_PORT_BASE` | `5900` | screen `i`'s x11vnc listens on loopback port `BASE+i` |
 //! | `HOLM_DEVTOOLS_PORT_BASE` | `9300` | screen `i`'s Chromium DevTools listens on loopback port `BASE+i` |
@@ -119,6 +120,8 @@ pub struct Config {
     pub sandboxd_root: PathBuf,
     /// How long a person keeps control after their last takeover connection closed.
     pub viewer_grace: std::time::Duration,
+    /// How long the held VNC client stays after a screen's last viewer left.
+    pub viewer_hold: std::time::Duration,
     /// Screen `i` is display `:display_base + i`.
     pub display_base: u16,
     /// Screen `i`'s VNC port is `vnc_port_base + i`.
@@ -189,6 +192,7 @@ impl fmt::Debug for Config {
             .field("sandboxd_addr", &self.sandboxd_addr)
             .field("sandboxd_root", &self.sandboxd_root)
             .field("viewer_grace", &self.viewer_grace)
+            .field("viewer_hold", &self.viewer_hold)
             .field("display_base", &self.display_base)
             .field("vnc_port_base", &self.vnc_port_base)
             .field("devtools_port_base", &self.devtools_port_base)
@@ -295,6 +299,15 @@ impl Config {
                 .map(std::time::Duration::from_secs)
                 .ok_or_else(|| format!("HOLM_VIEWER_GRACE_SECS={v:?}: expected 0 to 3600"))?,
         };
+        let viewer_hold = match get("HOLM_VIEWER_HOLD_SECS") {
+            None => std::time::Duration::from_secs(60),
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|s| (1..=3600).contains(s))
+                .map(std::time::Duration::from_secs)
+                .ok_or_else(|| format!("HOLM_VIEWER_HOLD_SECS={v:?}: expected 1 to 3600"))?,
+        };
         let port = |key: &str, default: u16| -> Result<u16, String> {
             match get(key) {
                 None => Ok(default),
@@ -371,6 +384,7 @@ impl Config {
             sandboxd_addr,
             sandboxd_root,
             viewer_grace,
+            viewer_hold,
             display_base,
             vnc_port_base,
             devtools_port_base,
@@ -528,6 +542,7 @@ mod tests {
             ("HOLM_BRIDGE_ADDR", "nowhere"),
             ("HOLM_VIEWER_ADDR", "nowhere"),
             ("HOLM_VIEWER_GRACE_SECS", "forever"),
+            ("HOLM_VIEWER_HOLD_SECS", "0"),
             ("HOLM_VNC", "maybe"),
             ("HOLM_WAYLAND_UID", "0"),
         ] {

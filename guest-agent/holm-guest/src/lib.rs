@@ -119,7 +119,7 @@ pub async fn run(mut config: config::Config) -> std::io::Result<()> {
         view_source: view_source(config.profile),
         supervisor: Arc::clone(&supervisor),
         keeper: (config.profile == holm_proto::guest::Profile::X11)
-            .then(|| viewer::keeper::Keeper::new(screens, viewer::keeper::IDLE)),
+            .then(|| viewer::keeper::Keeper::new(screens, config.viewer_hold)),
     });
     let a11y = Arc::new(a11y::A11y::new(a11y::bus::socket(&config)));
     let recorder = record::Recorder::new(

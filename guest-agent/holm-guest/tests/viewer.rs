@@ -550,6 +550,36 @@ async fn an_x11_screen_keeps_one_held_vnc_client_and_its_streams_speak_rfb_3_8()
     assert!(reason.as_deref().is_some_and(|r| r.contains("RFB 3.8")), "{reason:?}");
 }
 
+/// The held client leaves once no viewer has been on its screen for
+/// `HOLM_VIEWER_HOLD_SECS`, so an unwatched screen's x11vnc goes back to
+/// sleep; the next viewer brings it back.
+#[tokio::test]
+async fn the_held_vnc_client_leaves_a_screen_nobody_watches() {
+    let g = Guest::start(Options {
+        profile: Profile::X11,
+        vnc: "demand",
+        env: vec![("HOLM_VIEWER_HOLD_SECS", "1".into())],
+        ..Options::default()
+    })
+    .await;
+    g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
+    let key = viewer_token::new_key();
+    configure(&g, &key, "box_a", &[]).await;
+    let port = g.vnc_port_base;
+    let count = |want: usize, what: &'static str| {
+        eventually(Duration::from_secs(20), what, move || async move {
+            (clients_of(port) == want).then_some(())
+        })
+    };
+    for grant in ["vg_000000000001", "vg_000000000002"] {
+        let mut v = open(&g, &key, grant, ViewerMode::View).await;
+        v.frame().await;
+        count(2, "the viewer's and the held client's connections").await;
+        drop(v);
+        count(0, "no connection once the screen went unwatched").await;
+    }
+}
+
 profiles!(
     the_stream_shows_the_screen,
     watch_only_sends_nothing_and_a_takeover_holds_the_box,

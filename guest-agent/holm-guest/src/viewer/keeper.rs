@@ -6,10 +6,10 @@
 //! screen waited up to 200 ms before x11vnc even read it; with one client
 //! connected its loop runs every `-wait` (5 ms). The keeper holds one
 //! client of its own per screen, from the screen's first stream until no
-//! stream has been open for [`IDLE`]: a client that has done the whole
-//! handshake (a client still in its handshake stops x11vnc sending the
-//! clipboard to anyone), asks for no pixels, and reads and drops what
-//! x11vnc sends it (the clipboard, bells). A viewer's own connection is
+//! stream has been open for `HOLM_VIEWER_HOLD_SECS` (60 s): a client that
+//! has done the whole handshake (a client still in its handshake stops
+//! x11vnc sending the clipboard to anyone), asks for no pixels, and reads
+//! and drops what x11vnc sends it (the clipboard, bells). A viewer's own connection is
 //! made only once the held client is in, so no clipboard change is lost
 //! to it.
 //!
@@ -19,7 +19,7 @@
 //! WebSocket from RFB, and an RFB client speaks second.
 //!
 //! The cost: x11vnc polls the screen while it has a client, about 1.7% of
-//! a CPU, for at most [`IDLE`] after the last viewer left. Wayland's
+//! a CPU, for at most that long after the last viewer left. Wayland's
 //! wayvnc waits on events, not on a timer, and has no keeper.
 
 use std::sync::Arc;
@@ -32,9 +32,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// announces before it reads the server's (the one x11vnc speaks, and the
 /// one noVNC answers with).
 pub const VERSION: &[u8; 12] = b"RFB 003.008\n";
-
-/// How long a held client stays after the last stream of its screen closed.
-pub const IDLE: Duration = Duration::from_secs(60);
 
 /// How long the held client's handshake may take.
 const HANDSHAKE: Duration = Duration::from_secs(3);
@@ -63,7 +60,7 @@ const GONE: usize = usize::MAX;
 impl Held {
     /// Counts a stream in, unless the held client has ended.
     fn join(&self) -> bool {
-        let up = |n: usize| (n != GONE).then_some(n + 1);
+        let up = |n: usize| (n != GONE).then(|| n + 1);
         self.streams.fetch_update(Ordering::SeqCst, Ordering::SeqCst, up).is_ok()
     }
 }
