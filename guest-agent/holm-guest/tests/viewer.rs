@@ -497,6 +497,25 @@ fn clients_of(port: u16) -> usize {
         .count()
 }
 
+/// Two watch-only viewers of screen 0, one after the other: while each
+/// watches, x11vnc has its connection and the held client's; once it left,
+/// `after` connections (the held client's, or none once it left too).
+async fn two_viewers_one_after_the_other(g: &Guest, key: &str, after: (usize, &'static str)) {
+    let port = g.vnc_port_base;
+    let count = |want: usize, what: &'static str| {
+        eventually(Duration::from_secs(20), what, move || async move {
+            (clients_of(port) == want).then_some(())
+        })
+    };
+    for grant in ["vg_000000000001", "vg_000000000002"] {
+        let mut v = open(g, key, grant, ViewerMode::View).await;
+        v.frame().await;
+        count(2, "the viewer's and the held client's connections").await;
+        drop(v);
+        count(after.0, after.1).await;
+    }
+}
+
 /// On X11 the guest holds one client of its own on a watched screen's
 /// x11vnc (so x11vnc's loop runs and takes the next viewer at once),
 /// through viewers coming and going, never two; and since it tells
@@ -509,19 +528,8 @@ async fn an_x11_screen_keeps_one_held_vnc_client_and_its_streams_speak_rfb_3_8()
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
     let (g, key) = guest(Profile::X11, "box_a").await;
-    let port = g.vnc_port_base;
-    let count = |want: usize, what: &'static str| {
-        eventually(Duration::from_secs(20), what, move || async move {
-            (clients_of(port) == want).then_some(())
-        })
-    };
-    for grant in ["vg_000000000001", "vg_000000000002"] {
-        let mut v = open(&g, &key, grant, ViewerMode::View).await;
-        v.frame().await;
-        count(2, "the viewer's and the held client's connections").await;
-        drop(v);
-        count(1, "the held client alone, once the viewer left").await;
-    }
+    two_viewers_one_after_the_other(&g, &key, (1, "the held client alone, once the viewer left"))
+        .await;
 
     let mut req = stream_url(&g, 0, ViewerMode::View).into_client_request().unwrap();
     let t = token(&key, "box_a", "vg_000000000003", 0, ViewerMode::View, 600);
@@ -565,19 +573,8 @@ async fn the_held_vnc_client_leaves_a_screen_nobody_watches() {
     g.wait_until(Duration::from_secs(30), |h| h["status"] == "ready").await;
     let key = viewer_token::new_key();
     configure(&g, &key, "box_a", &[]).await;
-    let port = g.vnc_port_base;
-    let count = |want: usize, what: &'static str| {
-        eventually(Duration::from_secs(20), what, move || async move {
-            (clients_of(port) == want).then_some(())
-        })
-    };
-    for grant in ["vg_000000000001", "vg_000000000002"] {
-        let mut v = open(&g, &key, grant, ViewerMode::View).await;
-        v.frame().await;
-        count(2, "the viewer's and the held client's connections").await;
-        drop(v);
-        count(0, "no connection once the screen went unwatched").await;
-    }
+    two_viewers_one_after_the_other(&g, &key, (0, "no connection once the screen went unwatched"))
+        .await;
 }
 
 profiles!(
